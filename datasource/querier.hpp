@@ -1,0 +1,49 @@
+// datasource::Querier: what rules/ sees of a datasource. Asynchronous, callback based, no
+// Asio in the interface: the callback runs on the event loop's thread.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/query_result.hpp"
+#include "core/time.hpp"
+
+namespace datasource {
+
+// Per-group settings, as vmalert's QuerierParams.
+struct QuerierParams {
+  std::string type = "prometheus";  // prometheus | graphite | vlogs
+  core::Duration eval_interval{};
+  // Group `params`: extra URL arguments; they override the same keys of -datasource.url.
+  std::vector<std::pair<std::string, std::vector<std::string>>> query_params;
+  // Group `headers`, already split into name/value.
+  std::vector<std::pair<std::string, std::string>> headers;
+  bool debug = false;
+};
+
+using QueryDone = std::function<void(std::optional<core::Error>)>;
+
+class Querier {
+ public:
+  virtual ~Querier() = default;
+  // Instant query of `expr` at `ts` (already shifted by eval_delay and aligned by the caller).
+  // Fills `out` (cleared first; reuse it across calls for zero steady-state allocations) and
+  // then calls `done` with nullopt, or with an error naming the query and URL (no secrets).
+  // `out` must stay alive until `done` runs.
+  virtual void query(std::string_view expr, core::TimePoint ts, core::QueryResult& out,
+                     QueryDone done) = 0;
+};
+
+class QuerierFactory {
+ public:
+  virtual ~QuerierFactory() = default;
+  virtual std::unique_ptr<Querier> build(const QuerierParams& params) = 0;
+};
+
+}  // namespace datasource

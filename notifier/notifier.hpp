@@ -1,0 +1,40 @@
+// notifier::Notifier: what rules/ sees of an alert receiver. One call sends one batch (one
+// rule's due alerts); the callback runs on the event loop's thread.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/labels.hpp"
+#include "core/time.hpp"
+
+namespace notifier {
+
+// An alert as Alertmanager's v2 API receives it.
+struct Alert {
+  core::Labels labels;
+  core::Labels annotations;  // sorted name -> rendered text
+  core::TimePoint starts_at{};
+  std::optional<core::TimePoint> ends_at;
+  std::string generator_url;
+};
+
+using SendDone = std::function<void(std::optional<core::Error>)>;
+
+class Notifier {
+ public:
+  virtual ~Notifier() = default;
+  // `headers` are the group's notifier_headers (override configured headers).
+  virtual void send(std::span<const Alert> alerts,
+                    const std::vector<std::pair<std::string, std::string>>& headers,
+                    SendDone done) = 0;
+  // The address as shown in metrics and logs (no credentials).
+  [[nodiscard]] virtual std::string addr() const = 0;
+};
+
+}  // namespace notifier
