@@ -1,0 +1,332 @@
+#include "app/flags.hpp"
+
+#include <boost/program_options.hpp>
+#include <charconv>
+#include <functional>
+#include <sstream>
+
+#include "core/duration.hpp"
+
+namespace app {
+namespace po = boost::program_options;
+
+namespace {
+
+enum class Kind { string, boolean, duration, integer, size, array, labels };
+
+struct FlagDef {
+  const char* name;
+  Kind kind;
+  const char* default_text;  // shown in -help
+  const char* help;
+  // Applies one value; returns an error text (without the flag name) or "".
+  std::function<std::string(Flags&, const std::string&)> apply;
+};
+
+std::string parse_bool(const std::string& v, bool& out) {
+  // Go's strconv.ParseBool.
+  if (v == "1" || v == "t" || v == "T" || v == "true" || v == "TRUE" || v == "True") {
+    out = true;
+  } else if (v == "0" || v == "f" || v == "F" || v == "false" || v == "FALSE" || v == "False") {
+    out = false;
+  } else {
+    return "not a boolean";
+  }
+  return "";
+}
+
+std::string parse_int(const std::string& v, int& out) {
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+  if (ec != std::errc{} || p != v.data() + v.size()) return "not an integer";
+  return "";
+}
+
+// vmalert's size flags accept plain bytes and KB/MB/GB (x1000) or KiB/MiB/GiB (x1024).
+std::string parse_size(const std::string& v, size_t& out) {
+  size_t i = 0;
+  while (i < v.size() && (std::isdigit(static_cast<unsigned char>(v[i])) || v[i] == '.')) ++i;
+  double n = 0;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + i, n);
+  if (i == 0 || ec != std::errc{} || p != v.data() + i) return "not a size";
+  const std::string unit = v.substr(i);
+  double mul = 1;
+  if (unit.empty() || unit == "B") {
+    mul = 1;
+  } else if (unit == "KB") {
+    mul = 1e3;
+  } else if (unit == "MB") {
+    mul = 1e6;
+  } else if (unit == "GB") {
+    mul = 1e9;
+  } else if (unit == "KiB") {
+    mul = 1024;
+  } else if (unit == "MiB") {
+    mul = 1024.0 * 1024;
+  } else if (unit == "GiB") {
+    mul = 1024.0 * 1024 * 1024;
+  } else {
+    return "unknown size unit \"" + unit + "\"";
+  }
+  out = static_cast<size_t>(n * mul);
+  return "";
+}
+
+std::string parse_dur(const std::string& v, core::Duration& out) {
+  auto d = core::parse_duration(v);
+  if (!d) return d.error().message;
+  out = *d;
+  return "";
+}
+
+#define STR(field) [](Flags& f, const std::string& v) { f.field = v; return std::string(); }
+#define BOOL(field) [](Flags& f, const std::string& v) { return parse_bool(v, f.field); }
+#define DUR(field) [](Flags& f, const std::string& v) { return parse_dur(v, f.field); }
+#define INT(field) [](Flags& f, const std::string& v) { return parse_int(v, f.field); }
+#define ARRAY(field)                                                  \
+  [](Flags& f, const std::string& v) {                                \
+    for (auto& item : split_array_flag(v)) f.field.push_back(item);   \
+    return std::string();                                             \
+  }
+
+const std::vector<FlagDef>& flag_defs() {
+  static const std::vector<FlagDef> defs = {
+      {"rule", Kind::array, "",
+       "Path to a rule file, a glob (doublestar ** supported), an fs:// path or an http(s):// "
+       "URL. Repeatable.",
+       ARRAY(rule)},
+      {"rule.templates", Kind::array, "",
+       "Path or glob of files with {{ define }} template blocks shared by all rules. Repeatable.",
+       ARRAY(rule_templates)},
+      {"rule.validateTemplates", Kind::boolean, "true", "Check template syntax when rules load.",
+       BOOL(rule_validate_templates)},
+      {"rule.validateExpressions", Kind::boolean, "true",
+       "Check PromQL/MetricsQL syntax of expr when rules load.", BOOL(rule_validate_expressions)},
+      {"evaluationInterval", Kind::duration, "1m", "Default evaluation interval of groups.",
+       DUR(evaluation_interval)},
+      {"rule.evalDelay", Kind::duration, "30s",
+       "Moves the query time back by this amount (group eval_delay overrides).",
+       DUR(rule_eval_delay)},
+      {"rule.resendDelay", Kind::duration, "0s",
+       "Minimum time between sending the same firing alert again.", DUR(rule_resend_delay)},
+      {"rule.maxResolveDuration", Kind::duration, "0s",
+       "Cap on endsAt - now for firing alerts (0 = no cap).", DUR(rule_max_resolve_duration)},
+      {"rule.resultsLimit", Kind::integer, "0",
+       "Maximum alerts or series per rule (0 = no limit); group limit overrides.",
+       INT(rule_results_limit)},
+      {"rule.updateEntriesLimit", Kind::integer, "20", "State-change history kept per rule.",
+       INT(rule_update_entries_limit)},
+      {"rule.defaultRuleType", Kind::string, "prometheus",
+       "Default group type: prometheus, graphite or vlogs.", STR(rule_default_rule_type)},
+      {"disableAlertgroupLabel", Kind::boolean, "false",
+       "Do not add the alertgroup label to alerts.", BOOL(disable_alertgroup_label)},
+      {"group.maxStartDelay", Kind::duration, "5m",
+       "Upper bound of the start jitter of a group.", DUR(group_max_start_delay)},
+
+      {"datasource.url", Kind::string, "",
+       "Prometheus-compatible datasource URL, e.g. http://127.0.0.1:9090.", STR(datasource_url)},
+      {"datasource.appendTypePrefix", Kind::boolean, "false",
+       "Append /prometheus to the datasource URL path.", BOOL(datasource_append_type_prefix)},
+      {"datasource.queryStep", Kind::duration, "5m", "The step parameter of instant queries.",
+       DUR(datasource_query_step)},
+      {"datasource.disableStepParam", Kind::boolean, "false",
+       "Do not send the step parameter.", BOOL(datasource_disable_step_param)},
+      {"datasource.roundDigits", Kind::integer, "0",
+       "Send round_digits=N to the datasource when N > 0.", INT(datasource_round_digits)},
+      {"datasource.showURL", Kind::boolean, "false",
+       "Show the full datasource URL in logs and errors.", BOOL(datasource_show_url)},
+      {"datasource.basicAuth.username", Kind::string, "", "Basic auth user for the datasource.",
+       STR(datasource_basic_auth_username)},
+      {"datasource.basicAuth.password", Kind::string, "", "Basic auth password.",
+       STR(datasource_basic_auth_password)},
+      {"datasource.basicAuth.passwordFile", Kind::string, "", "File with the basic auth password.",
+       STR(datasource_basic_auth_password_file)},
+      {"datasource.bearerToken", Kind::string, "", "Bearer token for the datasource.",
+       STR(datasource_bearer_token)},
+      {"datasource.bearerTokenFile", Kind::string, "", "File with the bearer token.",
+       STR(datasource_bearer_token_file)},
+      {"datasource.headers", Kind::string, "",
+       "Extra request headers, \"Name: value\" separated by ^^.", STR(datasource_headers)},
+      {"datasource.tlsCAFile", Kind::string, "", "CA file to verify the datasource.",
+       STR(datasource_tls_ca_file)},
+      {"datasource.tlsCertFile", Kind::string, "", "Client certificate file.",
+       STR(datasource_tls_cert_file)},
+      {"datasource.tlsKeyFile", Kind::string, "", "Client key file.", STR(datasource_tls_key_file)},
+      {"datasource.tlsServerName", Kind::string, "", "Server name to verify (SNI).",
+       STR(datasource_tls_server_name)},
+      {"datasource.tlsInsecureSkipVerify", Kind::boolean, "false",
+       "Do not verify the datasource's certificate.", BOOL(datasource_tls_insecure_skip_verify)},
+      {"datasource.queryTimeout", Kind::duration, "30s",
+       "Deadline of one datasource query (alertd; vmalert has none).",
+       DUR(datasource_query_timeout)},
+      {"datasource.maxResponseSize", Kind::size, "256MiB",
+       "Largest datasource response body accepted.",
+       [](Flags& f, const std::string& v) { return parse_size(v, f.datasource_max_response_size); }},
+      {"datasource.maxConcurrentQueries", Kind::integer, "0",
+       "Queries in flight at once per datasource (0 = no cap).",
+       INT(datasource_max_concurrent_queries)},
+
+      {"notifier.url", Kind::array, "",
+       "Alertmanager URL; /api/v2/alerts is appended. Repeatable.", ARRAY(notifier_url)},
+      {"notifier.blackhole", Kind::boolean, "false",
+       "Evaluate and count alerts but send them nowhere.", BOOL(notifier_blackhole)},
+      {"notifier.sendTimeout", Kind::duration, "10s", "Deadline of one notification request.",
+       DUR(notifier_send_timeout)},
+      {"notifier.basicAuth.username", Kind::string, "", "Basic auth user for Alertmanager.",
+       STR(notifier_basic_auth_username)},
+      {"notifier.basicAuth.password", Kind::string, "", "Basic auth password for Alertmanager.",
+       STR(notifier_basic_auth_password)},
+      {"notifier.bearerToken", Kind::string, "", "Bearer token for Alertmanager.",
+       STR(notifier_bearer_token)},
+      {"notifier.showURL", Kind::boolean, "false", "Show full notifier URLs in logs.",
+       BOOL(notifier_show_url)},
+
+      {"httpListenAddr", Kind::string, ":8880", "Address of the HTTP server.",
+       STR(http_listen_addr)},
+      {"external.url", Kind::string, "",
+       "URL of this alertd as users reach it; used in generatorURL and templates.",
+       STR(external_url)},
+      {"external.label", Kind::labels, "",
+       "name=value label added to every alert and series. Repeatable.",
+       [](Flags& f, const std::string& v) {
+         for (auto& item : split_array_flag(v)) {
+           const auto eq = item.find('=');
+           if (eq == std::string::npos || eq == 0) return "missing '=' in \"" + item + "\"";
+           f.external_labels.set(item.substr(0, eq), item.substr(eq + 1));
+         }
+         return std::string();
+       }},
+      {"loggerLevel", Kind::string, "INFO", "INFO, WARN, ERROR, FATAL or PANIC.",
+       [](Flags& f, const std::string& v) {
+         if (v != "INFO" && v != "WARN" && v != "ERROR" && v != "FATAL" && v != "PANIC" &&
+             v != "DEBUG")
+           return std::string("must be one of INFO, WARN, ERROR, FATAL, PANIC");
+         f.logger_level = v;
+         return std::string();
+       }},
+      {"loggerFormat", Kind::string, "default", "default or json.",
+       [](Flags& f, const std::string& v) {
+         if (v != "default" && v != "json") return std::string("must be default or json");
+         f.logger_format = v;
+         return std::string();
+       }},
+      {"dryRun", Kind::boolean, "false",
+       "Load and validate the rules, print every error and exit (non-zero on errors).",
+       BOOL(dry_run)},
+      {"version", Kind::boolean, "false", "Print the version and exit.", BOOL(version)},
+      {"help", Kind::boolean, "false", "Print this help and exit.", BOOL(help)},
+  };
+  return defs;
+}
+
+#undef STR
+#undef BOOL
+#undef DUR
+#undef INT
+#undef ARRAY
+
+std::string help_text() {
+  std::ostringstream out;
+  out << "Usage: alertd [flags]\n\nalertd evaluates vmalert/Prometheus alerting rules against a "
+         "Prometheus-compatible datasource\nand sends alerts to Alertmanager.\n\nFlags:\n";
+  for (const auto& d : flag_defs()) {
+    out << "  -" << d.name;
+    if (d.kind == Kind::array || d.kind == Kind::labels) out << " (repeatable)";
+    out << "\n      " << d.help;
+    if (*d.default_text != '\0') out << " (default " << d.default_text << ")";
+    out << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace
+
+std::vector<std::string> split_array_flag(const std::string& value) {
+  std::vector<std::string> out;
+  std::string cur;
+  int depth = 0;
+  char quote = 0;
+  for (char c : value) {
+    if (quote != 0) {
+      if (c == quote) quote = 0;
+      cur += c;
+      continue;
+    }
+    if (c == '"' || c == '\'') {
+      quote = c;
+    } else if (c == '[' || c == '{') {
+      ++depth;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    } else if (c == ',' && depth == 0) {
+      out.push_back(cur);
+      cur.clear();
+      continue;
+    }
+    cur += c;
+  }
+  if (!cur.empty() || out.empty()) out.push_back(cur);
+  return out;
+}
+
+core::Result<ParseFlagsResult> parse_flags(int argc, const char* const* argv) {
+  po::options_description desc;
+  for (const auto& d : flag_defs()) {
+    if (d.kind == Kind::boolean) {
+      desc.add_options()(d.name, po::value<std::string>()->implicit_value("true"));
+    } else if (d.kind == Kind::array || d.kind == Kind::labels) {
+      desc.add_options()(d.name, po::value<std::vector<std::string>>()->composing());
+    } else {
+      desc.add_options()(d.name, po::value<std::string>());
+    }
+  }
+  // Go flags: a single or double dash, a value after '=' or as the next argument; no
+  // abbreviations (allow_guessing off), no short options.
+  const int style = po::command_line_style::allow_long |
+                    po::command_line_style::long_allow_adjacent |
+                    po::command_line_style::long_allow_next |
+                    po::command_line_style::allow_long_disguise;
+  po::variables_map vm;
+  try {
+    auto parsed = po::command_line_parser(argc, argv).options(desc).style(style).run();
+    // Tokens that match no flag come back as positional: Go's flag package refuses them.
+    for (const auto& tok : po::collect_unrecognized(parsed.options, po::include_positional)) {
+      std::string name = tok.substr(0, tok.find('='));
+      if (name.empty() || name.front() != '-') {
+        return core::fail("unexpected argument \"" + tok + "\": flags look like -name=value");
+      }
+      while (!name.empty() && name.front() == '-') name.erase(0, 1);
+      return core::fail("flag provided but not defined: -" + name);
+    }
+    po::store(parsed, vm);
+  } catch (const po::unknown_option& e) {
+    std::string name = e.get_option_name();
+    while (!name.empty() && name.front() == '-') name.erase(0, 1);
+    return core::fail("flag provided but not defined: -" + name);
+  } catch (const po::error_with_option_name& e) {
+    std::string name = e.get_option_name();
+    while (!name.empty() && name.front() == '-') name.erase(0, 1);
+    return core::fail("bad flag -" + name + ": " + e.what());
+  } catch (const po::error& e) {
+    return core::fail(std::string("bad command line: ") + e.what());
+  }
+
+  ParseFlagsResult result;
+  for (const auto& d : flag_defs()) {
+    if (!vm.count(d.name)) continue;
+    std::vector<std::string> values;
+    if (d.kind == Kind::array || d.kind == Kind::labels) {
+      values = vm[d.name].as<std::vector<std::string>>();
+    } else {
+      values.push_back(vm[d.name].as<std::string>());
+    }
+    for (const auto& v : values) {
+      if (auto err = d.apply(result.flags, v); !err.empty()) {
+        return core::fail("invalid value \"" + v + "\" for flag -" + d.name + ": " + err);
+      }
+    }
+  }
+  result.help_text = help_text();
+  return result;
+}
+
+}  // namespace app

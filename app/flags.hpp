@@ -1,0 +1,87 @@
+// The command line, with vmalert's flag names and defaults (vmalert.md §8). Both "-flag=value"
+// and "--flag=value" work, "-flag value" too; Go-style booleans: "-dryRun", "-dryRun=true",
+// "-dryRun=false". Repeatable flags also take comma-separated lists, as vmalert's do.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/labels.hpp"
+#include "core/time.hpp"
+
+namespace app {
+
+struct Flags {
+  std::vector<std::string> rule;
+  std::vector<std::string> rule_templates;
+  bool rule_validate_templates = true;
+  bool rule_validate_expressions = true;
+  core::Duration evaluation_interval = std::chrono::minutes(1);
+  core::Duration rule_eval_delay = std::chrono::seconds(30);
+  core::Duration rule_resend_delay{0};
+  core::Duration rule_max_resolve_duration{0};
+  int rule_results_limit = 0;
+  int rule_update_entries_limit = 20;
+  std::string rule_default_rule_type = "prometheus";
+  bool disable_alertgroup_label = false;
+  core::Duration group_max_start_delay = std::chrono::minutes(5);
+
+  // Datasource.
+  std::string datasource_url;
+  bool datasource_append_type_prefix = false;
+  core::Duration datasource_query_step = std::chrono::minutes(5);
+  bool datasource_disable_step_param = false;
+  int datasource_round_digits = 0;
+  bool datasource_show_url = false;
+  std::string datasource_basic_auth_username;
+  std::string datasource_basic_auth_password;
+  std::string datasource_basic_auth_password_file;
+  std::string datasource_bearer_token;
+  std::string datasource_bearer_token_file;
+  std::string datasource_headers;  // "K: v^^K2: v2"
+  std::string datasource_tls_ca_file;
+  std::string datasource_tls_cert_file;
+  std::string datasource_tls_key_file;
+  std::string datasource_tls_server_name;
+  bool datasource_tls_insecure_skip_verify = false;
+  core::Duration datasource_query_timeout = std::chrono::seconds(30);
+  size_t datasource_max_response_size = 256u << 20;
+  int datasource_max_concurrent_queries = 0;
+
+  // Notifier.
+  std::vector<std::string> notifier_url;
+  bool notifier_blackhole = false;
+  core::Duration notifier_send_timeout = std::chrono::seconds(10);
+  std::string notifier_basic_auth_username;
+  std::string notifier_basic_auth_password;
+  std::string notifier_bearer_token;
+  bool notifier_show_url = false;
+
+  // HTTP server and identity.
+  std::string http_listen_addr = ":8880";
+  std::string external_url;
+  core::Labels external_labels;
+
+  std::string logger_level = "INFO";
+  std::string logger_format = "default";
+  bool dry_run = false;
+  bool version = false;
+  bool help = false;
+};
+
+struct ParseFlagsResult {
+  Flags flags;
+  std::string help_text;
+};
+
+// Parses argv. An unknown flag or a bad value is an error whose message names the flag.
+[[nodiscard]] core::Result<ParseFlagsResult> parse_flags(int argc, const char* const* argv);
+
+// Splits a vmalert array flag value at top-level commas (not inside quotes, [] or {}).
+[[nodiscard]] std::vector<std::string> split_array_flag(const std::string& value);
+
+}  // namespace app
