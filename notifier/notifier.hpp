@@ -2,6 +2,7 @@
 // rule's due alerts); the callback runs on the event loop's thread.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <span>
@@ -26,6 +27,15 @@ struct Alert {
 
 using SendDone = std::function<void(std::optional<core::Error>)>;
 
+// Per-notifier counters for /metrics and the API. They count alerts, not POSTs: `sent` counts
+// every alert attempted (vmalert_alerts_sent_total{addr}), `errors` those in failed POSTs
+// (vmalert_alerts_send_errors_total{addr}).
+struct NotifierStats {
+  uint64_t sent = 0;
+  uint64_t errors = 0;
+  std::string last_error;  // empty = last send succeeded or none yet
+};
+
 class Notifier {
  public:
   virtual ~Notifier() = default;
@@ -35,6 +45,8 @@ class Notifier {
                     SendDone done) = 0;
   // The address as shown in metrics and logs (no credentials).
   [[nodiscard]] virtual std::string addr() const = 0;
+  // Counters so far (a copy). Default: none kept.
+  [[nodiscard]] virtual NotifierStats stats() const { return {}; }
 };
 
 }  // namespace notifier

@@ -1,0 +1,51 @@
+// rules::Alert: one alert instance of an alerting rule, as vmalert's notifier.Alert keeps it.
+// Plain data owned by rules::AlertingRule; the HTTP API and the notifier read it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/labels.hpp"
+#include "core/time.hpp"
+
+namespace rules {
+
+enum class AlertState { inactive, pending, firing };
+
+// "inactive", "pending", "firing" (API, ALERTS{alertstate=...}).
+[[nodiscard]] std::string_view to_string(AlertState s);
+
+struct Alert {
+  uint64_t id = 0;  // FNV-1a of the processed labels (core::Labels::hash_without_name)
+  AlertState state = AlertState::pending;
+  core::Labels labels;       // processed labels: identity, notifications, ALERTS series
+  core::Labels annotations;  // rendered
+  double value = 0;
+  core::TimePoint active_at{};          // first active ts (pending since)
+  core::TimePoint start{};              // ts it became firing; sent as startsAt
+  core::TimePoint resolved_at{};        // ts it became inactive
+  core::TimePoint last_sent{};          // wall time of the last notification attempt
+  core::TimePoint end{};                // endsAt of the last notification
+  core::TimePoint keep_firing_since{};  // zero unless a firing alert is held by keep_firing_for
+  bool restored = false;                // active_at came from ALERTS_FOR_STATE
+
+  // The API's "stabilizing": firing only because of keep_firing_for.
+  [[nodiscard]] bool stabilizing() const {
+    return state == AlertState::firing && keep_firing_since != core::TimePoint{};
+  }
+};
+
+// One series for remote write: ALERTS / ALERTS_FOR_STATE or a staleness marker.
+// `labels` include __name__.
+struct Series {
+  core::Labels labels;
+  double value = 0;
+  int64_t timestamp_ms = 0;
+};
+
+// Prometheus' staleness marker value (a NaN with payload 2).
+[[nodiscard]] double stale_nan();
+[[nodiscard]] bool is_stale_nan(double v);
+
+}  // namespace rules

@@ -1,0 +1,147 @@
+// rules::AlertingRule: vmalert's alert state machine (app/vmalert/rule/alerting.go), pure.
+//
+// The caller (app's group runner) runs the query and hands the result in with the evaluation
+// timestamp; the rule expands templates, updates its alerts and returns the series to write.
+// No I/O, no clock, no logging: every time is an argument, so a test drives it with a manual
+// clock. Templates are parsed once in create(); an unparsable template is a construction error.
+//
+// Round, per vmalert.md §2:
+//   ok = rule.apply(result, query_ts, env, info)      // or rule.record_error(err, ts, info)
+//   if (ok) notifier batch = rule.alerts_to_send(wall_now, resend_delay, resolve_duration)
+// apply() fails (state left as the failure leaves it, like vmalert) on a duplicate label set
+// or when `limit` is exceeded; the query's own failure goes to record_error(), which leaves
+// the alerts untouched. A template render error does not fail the round: the rule error is set
+// (last_error(), errors_total()) and the failing label/annotation value becomes the error text.
+//
+// Not thread-safe: one group strand owns the rule; API readers must run on that strand too
+// (or copy under the caller's own lock).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/model.hpp"
+#include "core/error.hpp"
+#include "core/labels.hpp"
+#include "core/query_result.hpp"
+#include "core/time.hpp"
+#include "notifier/notifier.hpp"
+#include "rules/alert.hpp"
+#include "rules/alert_history.hpp"
+#include "rules/template.hpp"
+
+namespace rules {
+
+// What the rule needs from the process and the group, resolved by the caller.
+struct RuleContext {
+  core::Labels external_labels;          // -external.label
+  std::string external_url;              // -external.url, used for generatorURL
+  bool disable_alertgroup_label = false; // -disableAlertgroupLabel
+  core::Duration group_interval{};       // the group's effective interval
+  int limit = 0;                         // group limit, else -rule.resultsLimit; 0 = none
+  int update_entries_limit = 20;         // -rule.updateEntriesLimit (the rule's own wins)
+  const TemplateSet* templates = nullptr;  // -rule.templates {{define}} blocks, may be null
+};
+
+// Bookkeeping for the update history (API "updates"); none of it changes the state machine.
+struct EvalInfo {
+  core::TimePoint started{};  // wall clock when the evaluation began
+  core::Duration duration{};  // wall time the evaluation took
+  std::string curl;           // the datasource request as curl, secrets hidden
+  bool emit_series = true;    // false: skip building ALERTS series (no remote write)
+};
+
+struct ExecStats {
+  size_t samples = 0;                     // series returned by the query
+  std::optional<uint64_t> series_fetched; // from QueryResult
+  uint64_t fired = 0;                     // alerts that became firing (vmalert_alerts_fired_total)
+  // ALERTS / ALERTS_FOR_STATE for every pending or firing alert at ts, then staleness markers
+  // for series emitted last round and gone now (empty when EvalInfo::emit_series is false).
+  std::vector<Series> series;
+  // Set when a template failed to render (the round still succeeded).
+  std::optional<core::Error> template_error;
+};
+
+class AlertingRule {
+ public:
+  // Merges labels external < group < rule (vmalert NewGroup), parses every label and annotation
+  // template. Errors name group, rule and the template: `group "g": rule "r": annotation
+  // "summary": template: :1: unclosed action`.
+  [[nodiscard]] static core::Result<AlertingRule> create(const config::RuleSpec& rule,
+                                                        const config::GroupSpec& group,
+                                                        const RuleContext& ctx);
+
+  AlertingRule(AlertingRule&&) noexcept;
+  AlertingRule& operator=(AlertingRule&&) noexcept;
+  ~AlertingRule();
+
+  // Steps 2-8 of an exec round (vmalert.md §2) for the query result at `ts`. `env` supplies the
+  // template `query` function and the external labels/URL for templates; it may block.
+  [[nodiscard]] core::Result<ExecStats> apply(const core::QueryResult& result, core::TimePoint ts,
+                                              const TemplateEnv& env, const EvalInfo& info = {});
+  // The query failed: records the error (history, errors_total); alerts stay as they are.
+  void record_error(const core::Error& err, core::TimePoint ts, const EvalInfo& info = {});
+
+  // The alerts due for notification at wall time `now` (vmalert alertsToSend). Marks them sent
+  // (LastSent=now) before returning, so a failed POST is not retried before the resend delay.
+  // Order: by alert ID.
+  [[nodiscard]] std::vector<notifier::Alert> alerts_to_send(core::TimePoint now,
+                                                            core::Duration resend_delay,
+                                                            core::Duration resolve_duration);
+
+  // State restore (vmalert.md §6): the query to run at ts-1s against -remoteRead.url ...
+  [[nodiscard]] std::string restore_query(core::Duration lookback) const;
+  // ... and applying its result: a matching pending, not yet restored alert gets
+  // active_at = sample value (unix seconds) and restored = true. Returns how many.
+  size_t restore(const core::QueryResult& result);
+
+  // Reload with the same rule ID: takes for, keep_firing_for, labels, annotations, templates,
+  // debug, context and a fresh history from `newer`; keeps the alerts.
+  void update_from(AlertingRule&& newer);
+
+  // --- read accessors (API, /metrics) ---
+  [[nodiscard]] uint64_t id() const;
+  [[nodiscard]] const std::string& name() const;
+  [[nodiscard]] const std::string& expr() const;
+  [[nodiscard]] core::Duration for_duration() const;
+  [[nodiscard]] core::Duration keep_firing_for() const;
+  [[nodiscard]] const core::Labels& labels() const;       // merged, templates unexpanded
+  [[nodiscard]] const core::Labels& annotations() const;  // as written
+  [[nodiscard]] uint64_t group_id() const;
+  [[nodiscard]] const std::string& group_name() const;
+  [[nodiscard]] const std::string& file() const;
+  [[nodiscard]] const std::string& type() const;  // prometheus | graphite | vlogs
+  [[nodiscard]] bool debug() const;
+  [[nodiscard]] int update_entries_limit() const;
+  [[nodiscard]] bool uses_query() const;  // some template calls `query` (may block in apply)
+
+  // Alerts by ID (pending, firing, and resolved ones within the 15m retention).
+  [[nodiscard]] const std::map<uint64_t, Alert>& alerts() const;
+  [[nodiscard]] const Alert* alert(uint64_t id) const;
+  // firing if any alert fires, else pending if any is pending, else inactive.
+  [[nodiscard]] AlertState state() const;
+  [[nodiscard]] size_t count(AlertState s) const;
+
+  [[nodiscard]] const std::string& last_error() const;  // empty = healthy
+  [[nodiscard]] const RuleUpdate& last_update() const;  // last_update().time = lastEvaluation
+  [[nodiscard]] const UpdateHistory& history() const;
+  [[nodiscard]] uint64_t errors_total() const;
+  [[nodiscard]] uint64_t fired_total() const;
+  // `<external_url>/vmalert/alert?group_id=G&alert_id=A`.
+  [[nodiscard]] std::string generator_url(uint64_t alert_id) const;
+
+ private:
+  struct Impl;
+  explicit AlertingRule(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// How long inactive alerts are kept (and re-sent).
+inline constexpr core::Duration kResolvedRetention = std::chrono::minutes(15);
+
+}  // namespace rules
