@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it (README: "Run the tests"):
+#   1. installs the Debian packages (scripts/install-deps.sh),
+#   2. builds and runs the unit tests under ASan+UBSan (build-asan/),
+#   3. builds the libFuzzer targets with clang and runs each for FUZZ_SECONDS (default 60),
+#   4. builds everything warning-free with -Werror (build/) and runs every CTest test, the
+#      integration tests against real Prometheus and Alertmanager included. CTest's summary
+#      is the last thing printed.
+# Env: SKIP_ASAN=1, SKIP_FUZZ=1 to leave out steps 2 and 3 locally; FUZZ_SECONDS.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+
+if [ "${SKIP_ASAN:-0}" != 1 ]; then
+  echo "== ASan+UBSan build and unit tests" >&2
+  BUILD_DIR=build-asan BUILD_TYPE=Debug ./scripts/build.sh -DALERTD_SANITIZE=ON -DALERTD_BENCH=OFF \
+    -DALERTD_WERROR=ON
+  (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    ctest --output-on-failure -LE integration -j2)
+fi
+
+if [ "${SKIP_FUZZ:-0}" != 1 ] && [ -x scripts/fuzz.sh ]; then
+  echo "== fuzzing, ${FUZZ_SECONDS:-60} s per target" >&2
+  FUZZ_SECONDS=${FUZZ_SECONDS:-60} ./scripts/fuzz.sh
+fi
+
+echo "== release build (-Werror) and every test" >&2
+BUILD_DIR=build ./scripts/build.sh -DALERTD_WERROR=ON
+cd build
+ctest --output-on-failure -j2
