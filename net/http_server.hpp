@@ -3,6 +3,8 @@
 // the read deadline and the body limit.
 #pragma once
 
+#include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -34,9 +36,20 @@ struct ServerResponse {
 
 using RequestHandler = std::function<ServerResponse(const ServerRequest&)>;
 
+struct ServerOptions {
+  // A session waiting longer than this for the next request (or the rest of one, keep-alive
+  // idle time included) is closed.
+  std::chrono::milliseconds read_timeout{std::chrono::seconds(30)};
+  // A response that cannot be written within this is abandoned.
+  std::chrono::milliseconds write_timeout{std::chrono::seconds(30)};
+  // Request bodies above this get 413.
+  size_t body_limit = 1 << 20;
+};
+
 class HttpServer {
  public:
   HttpServer(boost::asio::io_context& ioc, RequestHandler handler);
+  HttpServer(boost::asio::io_context& ioc, RequestHandler handler, ServerOptions options);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
@@ -45,6 +58,8 @@ class HttpServer {
   // "[::1]:8880"; port 0 picks a free port (see port()).
   core::Result<void> listen(const std::string& listen_addr);
   [[nodiscard]] uint16_t port() const;
+  // TCP connections accepted so far (tests use it to observe keep-alive reuse).
+  [[nodiscard]] uint64_t connections_accepted() const;
   // Stops accepting and closes open sessions.
   void stop();
 

@@ -1,0 +1,20 @@
+// net/asio.hpp: the one header through which Boost.Asio, Boost.Beast and Asio's SSL layer are
+// included (net/*.cpp and app/ only; never from a public header of another library).
+//
+// <utility> must come first: Boost 1.74's asio/awaitable.hpp uses std::exchange without
+// including <utility>, which g++ 12's libstdc++ no longer pulls in transitively.
+#pragma once
+
+// clang-format off
+#include <utility>
+
+#include <boost/asio.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+// clang-format on

@@ -1,0 +1,478 @@
+// net::HttpClient implementation: one coroutine per request on the caller's io_context.
+//
+// A request takes a concurrency slot (FIFO queue when max_concurrent is reached), takes an idle
+// keep-alive connection for scheme://host:port or dials a new one, writes the request, reads
+// the header and then the body piece by piece (buffer_body + read_some, so chunked and
+// Content-Length bodies are handed to on_body_chunk as they arrive). One deadline covers dial,
+// TLS handshake, write and read. A reused connection that fails before the first response byte
+// (the peer closed it while idle) is retried once on a fresh connection.
+#include "net/http_client.hpp"
+
+#include <sys/socket.h>
+
+#include <array>
+#include <cerrno>
+#include <deque>
+#include <limits>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "net/asio.hpp"
+#include "net/url.hpp"
+
+namespace net {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace ssl = asio::ssl;
+using tcp = asio::ip::tcp;
+using SteadyClock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr size_t kReadChunk = 32 * 1024;
+constexpr uint32_t kHeaderLimit = 64 * 1024;
+
+// Go's spelling of the method in errors: `Post "http://...": ...`.
+std::string go_method(std::string_view method) {
+  std::string out;
+  out.reserve(method.size());
+  for (size_t i = 0; i < method.size(); ++i) {
+    char c = method[i];
+    if (i == 0 && c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+    if (i > 0 && c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    out.push_back(c);
+  }
+  return out;
+}
+
+std::string format_timeout(std::chrono::milliseconds d) {
+  const auto ms = d.count();
+  if (ms % 1000 == 0) return std::to_string(ms / 1000) + "s";
+  if (ms > 1000) {
+    std::string s = std::to_string(ms / 1000) + "." + std::to_string(1000 + ms % 1000).substr(1);
+    while (s.back() == '0') s.pop_back();
+    return s + "s";
+  }
+  return std::to_string(ms) + "ms";
+}
+
+std::string lower_message(const beast::error_code& ec) {
+  std::string m = ec.message();
+  if (!m.empty() && m[0] >= 'A' && m[0] <= 'Z' && (m.size() < 2 || !(m[1] >= 'A' && m[1] <= 'Z'))) {
+    m[0] = static_cast<char>(m[0] - 'A' + 'a');
+  }
+  return m;
+}
+
+// The peer closed (or reset) a connection: on a reused connection before any response byte,
+// the request is retried once.
+bool closed_by_peer(const beast::error_code& ec) {
+  return ec == http::error::end_of_stream || ec == asio::error::eof ||
+         ec == asio::error::connection_reset || ec == asio::error::broken_pipe ||
+         ec == asio::error::connection_aborted || ec == ssl::error::stream_truncated;
+}
+
+bool is_ip_literal(const std::string& host) {
+  beast::error_code ec;
+  (void)asio::ip::make_address(host, ec);
+  return !ec;
+}
+
+struct Connection {
+  std::unique_ptr<beast::tcp_stream> plain;
+  std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> tls;
+  beast::flat_buffer buffer;
+  SteadyClock::time_point idle_since;
+
+  beast::tcp_stream& lowest() { return tls ? beast::get_lowest_layer(*tls) : *plain; }
+  void close() {
+    beast::error_code ec;
+    lowest().socket().close(ec);
+  }
+  // An idle keep-alive connection is usable when nothing is waiting to be read: EOF (the peer
+  // closed it) or unsolicited bytes both mean it must not be reused.
+  bool usable_when_idle() {
+    if (buffer.size() != 0 || !lowest().socket().is_open()) return false;
+    char byte = 0;
+    const ssize_t n =
+        ::recv(lowest().socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+  }
+};
+
+// What one exchange on a connection learnt, besides its result.
+struct ExchangeState {
+  bool got_response_bytes = false;
+  bool peer_closed = false;
+  bool keep_alive = false;
+};
+
+}  // namespace
+
+class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
+ public:
+  Impl(asio::io_context& ioc, ClientOptions options) : ioc_(ioc), options_(std::move(options)) {}
+
+  void send(Request req, ResponseHandler done) {
+    asio::dispatch(ioc_, [self = shared_from_this(), req = std::move(req),
+                          done = std::move(done)]() mutable {
+      if (self->closed_) {
+        done(core::fail(describe(req) + ": client is closed"));
+        return;
+      }
+      if (self->options_.max_concurrent != 0 && self->active_ >= self->options_.max_concurrent) {
+        self->queue_.push_back(Pending{std::move(req), std::move(done)});
+        return;
+      }
+      self->start(std::move(req), std::move(done));
+    });
+  }
+
+  void close() {
+    asio::dispatch(ioc_, [self = shared_from_this()] {
+      self->closed_ = true;
+      for (auto& [key, conns] : self->idle_) {
+        for (auto& c : conns) c->close();
+      }
+      self->idle_.clear();
+      for (Connection* c : self->busy_) c->close();
+      auto queued = std::move(self->queue_);
+      self->queue_.clear();
+      for (auto& p : queued) p.done(core::fail(describe(p.req) + ": client is closed"));
+    });
+  }
+
+ private:
+  struct Pending {
+    Request req;
+    ResponseHandler done;
+  };
+
+  static std::string describe(const Request& req) {
+    return go_method(req.method) + " \"" + redact_url(req.url) + "\"";
+  }
+
+  void start(Request req, ResponseHandler done) {
+    ++active_;
+    asio::co_spawn(ioc_, run(shared_from_this(), std::move(req), std::move(done)),
+                   [](const std::exception_ptr& e) {
+                     if (e) std::rethrow_exception(e);
+                   });
+  }
+
+  static asio::awaitable<void> run(std::shared_ptr<Impl> self, Request req, ResponseHandler done) {
+    core::Result<Response> result = co_await self->execute(req);
+    --self->active_;
+    if (!self->queue_.empty() && !self->closed_) {
+      Pending next = std::move(self->queue_.front());
+      self->queue_.pop_front();
+      self->start(std::move(next.req), std::move(next.done));
+    }
+    done(std::move(result));
+  }
+
+  asio::awaitable<core::Result<Response>> execute(Request& req) {
+    const std::string desc = describe(req);
+    auto url = parse_url(req.url);
+    if (!url) co_return core::fail(url.error());
+    const auto deadline = SteadyClock::now() + req.timeout;
+    const std::string key = url->scheme + "://" + url->host_port();
+    for (int attempt = 0;; ++attempt) {
+      std::unique_ptr<Connection> conn = take_idle(key);
+      const bool reused = conn != nullptr;
+      if (!conn) {
+        auto dialed = co_await dial(*url, deadline, req.timeout);
+        if (!dialed) co_return core::fail(dialed.error().wrap(desc));
+        conn = std::move(*dialed);
+      }
+      ExchangeState state;
+      busy_.insert(conn.get());
+      core::Result<Response> r =
+          conn->tls ? co_await exchange(*conn->tls, *conn, *url, req, deadline, state)
+                    : co_await exchange(*conn->plain, *conn, *url, req, deadline, state);
+      busy_.erase(conn.get());
+      if (!r && closed_) co_return core::fail(desc + ": client is closed");
+      if (!r && reused && attempt == 0 && state.peer_closed && !state.got_response_bytes) {
+        conn->close();
+        continue;
+      }
+      if (r && state.keep_alive && options_.keep_alive && !closed_) {
+        put_idle(key, std::move(conn));
+      } else {
+        conn->close();
+      }
+      if (!r) co_return core::fail(r.error().wrap(desc));
+      co_return r;
+    }
+  }
+
+  std::unique_ptr<Connection> take_idle(const std::string& key) {
+    auto it = idle_.find(key);
+    if (it == idle_.end()) return nullptr;
+    auto& conns = it->second;
+    const auto now = SteadyClock::now();
+    while (!conns.empty()) {
+      // Most recently used first: it is the least likely to have been closed by the peer.
+      std::unique_ptr<Connection> c = std::move(conns.back());
+      conns.pop_back();
+      if (now - c->idle_since < options_.idle_timeout && c->usable_when_idle()) return c;
+      c->close();
+    }
+    return nullptr;
+  }
+
+  void put_idle(const std::string& key, std::unique_ptr<Connection> conn) {
+    auto& conns = idle_[key];
+    const auto now = SteadyClock::now();
+    // Drop expired ones from the front (oldest first).
+    while (!conns.empty() && now - conns.front()->idle_since >= options_.idle_timeout) {
+      conns.front()->close();
+      conns.pop_front();
+    }
+    if (conns.size() >= options_.max_idle_per_host) {
+      conn->close();
+      return;
+    }
+    conn->idle_since = now;
+    conns.push_back(std::move(conn));
+  }
+
+  core::Result<ssl::context*> ssl_context() {
+    if (ssl_) return &*ssl_;
+    if (ssl_error_) return core::fail(*ssl_error_);
+    ssl::context ctx(ssl::context::tls_client);
+    beast::error_code ec;
+    const TlsOptions& t = options_.tls;
+    auto failed = [&](std::string what) {
+      ssl_error_ = core::Error{std::move(what) + ": " + ec.message()};
+      return core::fail(*ssl_error_);
+    };
+    if (!t.ca_file.empty()) {
+      ctx.load_verify_file(t.ca_file, ec);
+      if (ec) return failed("cannot load TLS CA file \"" + t.ca_file + "\"");
+    } else {
+      ctx.set_default_verify_paths(ec);
+      if (ec) return failed("cannot load the system CA certificates");
+    }
+    if (!t.cert_file.empty() || !t.key_file.empty()) {
+      ctx.use_certificate_chain_file(t.cert_file, ec);
+      if (ec) return failed("cannot load TLS client certificate \"" + t.cert_file + "\"");
+      ctx.use_private_key_file(t.key_file, ssl::context::pem, ec);
+      if (ec) return failed("cannot load TLS client key \"" + t.key_file + "\"");
+    }
+    ctx.set_verify_mode(t.insecure_skip_verify ? ssl::verify_none : ssl::verify_peer);
+    ssl_.emplace(std::move(ctx));
+    return &*ssl_;
+  }
+
+  asio::awaitable<core::Result<std::unique_ptr<Connection>>> dial(
+      const Url& url, SteadyClock::time_point deadline, std::chrono::milliseconds timeout) {
+    const std::string where = "dial tcp " + url.host_port();
+    auto conn = std::make_unique<Connection>();
+    if (url.tls()) {
+      auto ctx = ssl_context();
+      if (!ctx) co_return core::fail(ctx.error());
+      conn->tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(ioc_, **ctx);
+    } else {
+      conn->plain = std::make_unique<beast::tcp_stream>(ioc_);
+    }
+
+    // Name resolution is not covered by tcp_stream's timer: a separate timer cancels it.
+    struct ResolveState {
+      explicit ResolveState(asio::io_context& ioc) : resolver(ioc), timer(ioc) {}
+      tcp::resolver resolver;
+      asio::steady_timer timer;
+      bool timed_out = false;
+    };
+    auto rs = std::make_shared<ResolveState>(ioc_);
+    rs->timer.expires_at(deadline);
+    rs->timer.async_wait([rs](const beast::error_code& ec) {
+      if (!ec) {
+        rs->timed_out = true;
+        rs->resolver.cancel();
+      }
+    });
+    beast::error_code ec;
+    auto endpoints = co_await rs->resolver.async_resolve(
+        url.host, std::to_string(url.port), asio::redirect_error(asio::use_awaitable, ec));
+    rs->timer.cancel();
+    if (rs->timed_out) co_return core::fail(where + ": timeout after " + format_timeout(timeout));
+    if (ec) co_return core::fail("lookup " + url.host + ": " + lower_message(ec));
+
+    beast::tcp_stream& stream = conn->lowest();
+    stream.expires_at(deadline);
+    co_await stream.async_connect(endpoints, asio::redirect_error(asio::use_awaitable, ec));
+    if (ec == beast::error::timeout) {
+      co_return core::fail(where + ": timeout after " + format_timeout(timeout));
+    }
+    if (ec) co_return core::fail(where + ": connect: " + lower_message(ec));
+    stream.socket().set_option(tcp::no_delay(true), ec);
+
+    if (conn->tls) {
+      const TlsOptions& t = options_.tls;
+      const std::string name = t.server_name.empty() ? url.host : t.server_name;
+      if (!is_ip_literal(name)) {
+        SSL_set_tlsext_host_name(conn->tls->native_handle(), name.c_str());
+      }
+      if (!t.insecure_skip_verify) {
+        conn->tls->set_verify_callback(ssl::host_name_verification(name));
+      }
+      co_await conn->tls->async_handshake(ssl::stream_base::client,
+                                          asio::redirect_error(asio::use_awaitable, ec));
+      if (ec == beast::error::timeout) {
+        co_return core::fail("tls handshake with " + url.host_port() + ": timeout after " +
+                             format_timeout(timeout));
+      }
+      if (ec) {
+        std::string msg = "tls handshake with " + url.host_port() + ": " + lower_message(ec);
+        const long verify = SSL_get_verify_result(conn->tls->native_handle());
+        if (verify != X509_V_OK) {
+          msg += " (" + std::string(X509_verify_cert_error_string(verify)) + ")";
+        } else if (ec.category() == asio::error::get_ssl_category() &&
+                   !t.insecure_skip_verify) {
+          msg += " (certificate does not match server name \"" + name + "\"?)";
+        }
+        co_return core::fail(msg);
+      }
+    }
+    co_return conn;
+  }
+
+  template <class Stream>
+  asio::awaitable<core::Result<Response>> exchange(Stream& stream, Connection& conn,
+                                                   const Url& url, const Request& req,
+                                                   SteadyClock::time_point deadline,
+                                                   ExchangeState& state) {
+    const auto timed_out = [&] {
+      return core::fail("timeout after " + format_timeout(req.timeout));
+    };
+    http::request<http::string_body> msg;
+    const http::verb verb = http::string_to_verb(req.method);
+    if (verb == http::verb::unknown) {
+      msg.method_string(req.method);
+    } else {
+      msg.method(verb);
+    }
+    msg.target(url.target);
+    msg.version(11);
+    const bool default_port = url.port == (url.tls() ? 443 : 80);
+    if (default_port) {
+      msg.set(http::field::host, url.host.find(':') != std::string::npos
+                                     ? "[" + url.host + "]"
+                                     : url.host);
+    } else {
+      msg.set(http::field::host, url.host_port());
+    }
+    msg.set(http::field::user_agent, "alertd");
+    bool has_auth = false;
+    for (const auto& [name, value] : req.headers) {
+      if (beast::iequals(name, "authorization")) has_auth = true;
+      msg.insert(name, value);
+    }
+    if (!has_auth && !url.userinfo.empty()) {
+      msg.set(http::field::authorization, "Basic " + base64_encode(query_unescape(url.userinfo)));
+    }
+    msg.keep_alive(options_.keep_alive);
+    msg.body() = req.body;
+    msg.prepare_payload();
+
+    beast::tcp_stream& lowest = conn.lowest();
+    lowest.expires_at(deadline);
+    beast::error_code ec;
+    co_await http::async_write(stream, msg, asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+      state.peer_closed = closed_by_peer(ec);
+      if (ec == beast::error::timeout) co_return timed_out();
+      co_return core::fail("write request: " + lower_message(ec));
+    }
+
+    http::response_parser<http::buffer_body> parser;
+    parser.header_limit(kHeaderLimit);
+    parser.body_limit(std::numeric_limits<std::uint64_t>::max());
+    if (verb == http::verb::head) parser.skip(true);
+    co_await http::async_read_header(stream, conn.buffer, parser,
+                                     asio::redirect_error(asio::use_awaitable, ec));
+    state.got_response_bytes = parser.got_some() || conn.buffer.size() != 0;
+    if (ec) {
+      state.peer_closed = closed_by_peer(ec);
+      if (ec == beast::error::timeout) co_return timed_out();
+      if (ec == http::error::end_of_stream) co_return core::fail("EOF before the response header");
+      co_return core::fail("read response: " + lower_message(ec));
+    }
+
+    Response resp;
+    resp.status = parser.get().result_int();
+    for (const auto& field : parser.get()) {
+      resp.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+    }
+    const bool stream_body = req.on_body_chunk && resp.status / 100 == 2;
+    size_t total = 0;
+    std::array<char, kReadChunk> buf;
+    while (!parser.is_done()) {
+      parser.get().body().data = buf.data();
+      parser.get().body().size = buf.size();
+      co_await http::async_read_some(stream, conn.buffer, parser,
+                                     asio::redirect_error(asio::use_awaitable, ec));
+      if (ec == http::error::need_buffer) ec = {};
+      const size_t n = buf.size() - parser.get().body().size;
+      if (n != 0) {
+        total += n;
+        if (req.max_response_bytes != 0 && total > req.max_response_bytes) {
+          co_return core::fail("response exceeds max size " +
+                               std::to_string(req.max_response_bytes) + " bytes");
+        }
+        const std::string_view chunk(buf.data(), n);
+        if (stream_body) {
+          if (auto err = req.on_body_chunk(chunk)) co_return core::fail(std::move(*err));
+        } else {
+          resp.body.append(chunk);
+        }
+      }
+      if (ec) {
+        if (ec == beast::error::timeout) co_return timed_out();
+        co_return core::fail("read response body: " + lower_message(ec));
+      }
+    }
+    state.keep_alive = parser.keep_alive();
+    co_return resp;
+  }
+
+  asio::io_context& ioc_;
+  ClientOptions options_;
+  std::optional<ssl::context> ssl_;
+  std::optional<core::Error> ssl_error_;
+  std::unordered_map<std::string, std::deque<std::unique_ptr<Connection>>> idle_;
+  std::unordered_set<Connection*> busy_;
+  std::deque<Pending> queue_;
+  size_t active_ = 0;
+  bool closed_ = false;
+};
+
+HttpClient::HttpClient(asio::io_context& ioc, ClientOptions options)
+    : impl_(std::make_shared<Impl>(ioc, std::move(options))) {}
+
+HttpClient::~HttpClient() { impl_->close(); }
+
+void HttpClient::send(Request req, ResponseHandler done) {
+  impl_->send(std::move(req), std::move(done));
+}
+
+void HttpClient::close() { impl_->close(); }
+
+core::Result<Response> fetch_blocking(Request req, const ClientOptions& options) {
+  asio::io_context ioc;
+  std::optional<core::Result<Response>> out;
+  {
+    HttpClient client(ioc, options);
+    client.send(std::move(req), [&out](core::Result<Response> r) { out = std::move(r); });
+    ioc.run();
+  }
+  ioc.restart();
+  ioc.run();  // the client's close()
+  if (!out) return core::fail("request did not complete");
+  return std::move(*out);
+}
+
+}  // namespace net

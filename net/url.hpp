@@ -1,0 +1,43 @@
+// net::Url: the parts of an absolute http(s) URL that the client needs, plus the helpers that
+// keep secrets out of messages (redact_url) and build query strings (query_escape).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/error.hpp"
+
+namespace net {
+
+struct Url {
+  std::string scheme;    // "http" or "https"
+  std::string host;      // without brackets for IPv6 literals: "::1"
+  uint16_t port = 0;     // explicit or the scheme's default
+  std::string target;    // path plus "?query", "/" when empty; no fragment
+  std::string userinfo;  // "user:pass" when present (never print it)
+
+  [[nodiscard]] bool tls() const { return scheme == "https"; }
+  // "host:port" with IPv6 literals in brackets: the Host header and the pool key use it.
+  [[nodiscard]] std::string host_port() const;
+};
+
+// Parses "http://[user:pass@]host[:port][/path][?query][#fragment]" (https too). Errors name the
+// URL with its userinfo removed.
+core::Result<Url> parse_url(std::string_view url);
+
+// The URL without userinfo ("http://user:pass@h/x" -> "http://h/x"); unparsable input is
+// returned with everything before the last '@' of its authority removed.
+std::string redact_url(std::string_view url);
+
+// Percent-encodes a query component as Go's url.QueryEscape does (space -> '+').
+std::string query_escape(std::string_view s);
+void append_query_escaped(std::string& out, std::string_view s);
+
+// Percent-decoding of a query component ('+' -> space); invalid escapes are kept verbatim.
+std::string query_unescape(std::string_view s);
+
+// Standard base64 with padding (basic auth headers).
+std::string base64_encode(std::string_view data);
+
+}  // namespace net
