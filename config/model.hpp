@@ -53,6 +53,11 @@ struct GroupSpec {
   core::Labels labels;
   bool debug = false;
   std::vector<RuleSpec> rules;
+  // Filled by the loader from LoadOptions: what the group runs with. effective_interval is
+  // `interval` when set and > 0, else the default; effective_eval_delay is `eval_delay` or the
+  // default, and 0 when eval_offset is set (vmalert ignores the delay then).
+  core::Duration effective_interval{};
+  core::Duration effective_eval_delay{};
   // FNV-1a over file, 0xFF, name, type, interval string and eval_offset (vmalert's group ID),
   // computed with the effective interval.
   uint64_t id = 0;

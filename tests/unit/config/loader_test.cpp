@@ -1,0 +1,615 @@
+// Rule-file parsing and validation: fields, defaults, every validation rule with its exact
+// position, env expansion, multi-document files, YAML scalars and merge keys, IDs, checksums.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <string>
+
+#include "config/loader.hpp"
+#include "core/hash.hpp"
+#include "fake_template_check.hpp"
+
+using namespace std::chrono_literals;
+
+namespace {
+
+config::LoadOptions test_options() {
+  config::LoadOptions o;
+  o.check_template = config_test::fake_template_check;
+  o.env = [](std::string_view) -> std::optional<std::string> { return std::nullopt; };
+  return o;
+}
+
+config::LoadResult parse(const std::string& text,
+                         const config::LoadOptions& options = test_options()) {
+  return config::parse_rules_text(text, "rules.yml", options);
+}
+
+std::string all_errors(const config::LoadResult& r) {
+  std::string out;
+  for (const auto& e : r.errors) out += e.message + "\n";
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("every group and rule field is read", "[config]") {
+  const auto r = parse(R"(groups:
+  - name: g1
+    interval: 30s
+    eval_delay: 10s
+    eval_alignment: false
+    limit: 5
+    concurrency: 3
+    type: prometheus
+    params:
+      nocache: ["1"]
+      extra_label: [env=prod, team=a]
+    headers:
+      - "X-Tenant: 42"
+      - "Authorization:Bearer a:b"
+    notifier_headers:
+      - "X-From: alertd"
+    labels:
+      team: infra
+    debug: true
+    rules:
+      - alert: HighCPU
+        expr: cpu > 0.9
+        for: 5m
+        keep_firing_for: 1.5h
+        labels:
+          severity: page
+        annotations:
+          summary: "CPU {{ $value }}"
+        debug: false
+        update_entries_limit: 40
+      - record: job:cpu:sum
+        expr: sum by (job) (cpu)
+        labels:
+          source: rec
+        debug: true
+        update_entries_limit: 3
+)");
+  INFO(all_errors(r));
+  REQUIRE(r.ok());
+  REQUIRE(r.groups.size() == 1);
+  const auto& g = r.groups[0];
+  CHECK(g.name == "g1");
+  CHECK(g.file == "rules.yml");
+  CHECK(g.pos.line == 2);
+  CHECK(g.pos.column == 5);
+  CHECK(g.interval == std::optional<core::Duration>(30s));
+  CHECK(g.effective_interval == 30s);
+  CHECK(g.eval_delay == std::optional<core::Duration>(10s));
+  CHECK(g.effective_eval_delay == 10s);
+  CHECK(g.eval_alignment == std::optional<bool>(false));
+  CHECK(g.limit == 5);
+  CHECK(g.concurrency == 3);
+  CHECK(g.type == "prometheus");
+  REQUIRE(g.params.size() == 2);
+  CHECK(g.params[0].first == "nocache");
+  CHECK(g.params[0].second == std::vector<std::string>{"1"});
+  CHECK(g.params[1].second == std::vector<std::string>{"env=prod", "team=a"});
+  REQUIRE(g.headers.size() == 2);
+  CHECK(g.headers[0] == std::pair<std::string, std::string>{"X-Tenant", "42"});
+  CHECK(g.headers[1] == std::pair<std::string, std::string>{"Authorization", "Bearer a:b"});
+  REQUIRE(g.notifier_headers.size() == 1);
+  CHECK(g.notifier_headers[0].second == "alertd");
+  CHECK(g.labels.get("team") == std::optional<std::string_view>("infra"));
+  CHECK(g.debug);
+  REQUIRE(g.rules.size() == 2);
+  const auto& a = g.rules[0];
+  CHECK(a.kind == config::RuleKind::alerting);
+  CHECK(a.name == "HighCPU");
+  CHECK(a.expr == "cpu > 0.9");
+  CHECK(a.for_ == 5min);
+  CHECK(a.keep_firing_for == 90min);
+  CHECK(a.labels.get("severity") == std::optional<std::string_view>("page"));
+  CHECK(a.annotations.get("summary") == std::optional<std::string_view>("CPU {{ $value }}"));
+  CHECK(a.debug == std::optional<bool>(false));
+  CHECK(a.update_entries_limit == std::optional<int>(40));
+  CHECK(a.pos.line == 21);
+  const auto& rec = g.rules[1];
+  CHECK(rec.kind == config::RuleKind::recording);
+  CHECK(rec.name == "job:cpu:sum");
+  CHECK(rec.debug == std::optional<bool>(true));
+  CHECK(rec.update_entries_limit == std::optional<int>(3));
+}
+
+TEST_CASE("defaults come from LoadOptions", "[config]") {
+  const std::string text = "groups:\n  - name: g\n    rules:\n      - record: r\n        expr: up\n";
+  SECTION("built-in defaults") {
+    const auto r = parse(text);
+    REQUIRE(r.ok());
+    const auto& g = r.groups[0];
+    CHECK_FALSE(g.interval.has_value());
+    CHECK(g.effective_interval == 1min);
+    CHECK_FALSE(g.eval_delay.has_value());
+    CHECK(g.effective_eval_delay == 30s);
+    CHECK_FALSE(g.eval_alignment.has_value());
+    CHECK(g.type == "prometheus");
+    CHECK(g.limit == 0);
+    CHECK(g.concurrency == 1);
+    CHECK_FALSE(g.debug);
+    CHECK(g.rules[0].for_ == 0s);
+    CHECK_FALSE(g.rules[0].debug.has_value());
+    CHECK_FALSE(g.rules[0].update_entries_limit.has_value());
+  }
+  SECTION("overridden defaults") {
+    auto o = test_options();
+    o.default_interval = 15s;
+    o.default_eval_delay = 0s;
+    o.default_rule_type = "graphite";
+    const auto r = parse(text, o);
+    REQUIRE(r.ok());
+    CHECK(r.groups[0].effective_interval == 15s);
+    CHECK(r.groups[0].effective_eval_delay == 0s);
+    CHECK(r.groups[0].type == "graphite");
+  }
+  SECTION("interval 0 falls back to the default; concurrency 0 means 1") {
+    const auto r = parse("groups:\n  - name: g\n    interval: 0s\n    concurrency: 0\n");
+    REQUIRE(r.ok());
+    CHECK(r.groups[0].effective_interval == 1min);
+    CHECK(r.groups[0].concurrency == 1);
+  }
+  SECTION("eval_offset makes the effective eval_delay 0") {
+    const auto r = parse("groups:\n  - name: g\n    interval: 1h\n    eval_offset: 5m\n");
+    INFO(all_errors(r));
+    REQUIRE(r.ok());
+    CHECK(r.groups[0].eval_offset == std::optional<core::Duration>(5min));
+    CHECK(r.groups[0].effective_eval_delay == 0s);
+  }
+}
+
+TEST_CASE("validation errors name file, line, column, group and rule", "[config]") {
+  struct Case {
+    const char* what;
+    const char* yaml;
+    const char* expected;  // the full first error message
+  };
+  const Case cases[] = {
+      {"unknown rule field",
+       "groups:\n  - name: g1\n    rules:\n      - alert: HighCPU\n        expr: up\n"
+       "        alrt: x\n",
+       "rules.yml:6:9: group \"g1\": rule \"HighCPU\": unknown field \"alrt\""},
+      {"unknown group field",
+       "groups:\n  - name: g1\n    intervall: 1m\n",
+       "rules.yml:3:5: group \"g1\": unknown field \"intervall\""},
+      {"unknown top-level field",
+       "groups: []\nextra: 1\n",
+       "rules.yml:2:1: unknown field \"extra\" (a rule file holds only `groups`)"},
+      {"neither alert nor record",
+       "groups:\n  - name: g\n    rules:\n      - expr: up\n",
+       "rules.yml:4:9: group \"g\": rule #1: either `record` or `alert` must be set"},
+      {"both alert and record",
+       "groups:\n  - name: g\n    rules:\n      - alert: a\n        record: r\n        expr: up\n",
+       "rules.yml:4:9: group \"g\": rule \"a\": either `record` or `alert` must be set, not both"},
+      {"empty alert name",
+       "groups:\n  - name: g\n    rules:\n      - alert: \"\"\n        expr: up\n",
+       "rules.yml:4:9: group \"g\": rule #1: either `record` or `alert` must be set"},
+      {"empty expr",
+       "groups:\n  - name: g\n    rules:\n      - alert: a\n        expr: \"\"\n",
+       "rules.yml:5:15: group \"g\": rule \"a\": expression can't be empty"},
+      {"missing expr",
+       "groups:\n  - name: g\n    rules:\n      - record: r\n",
+       "rules.yml:4:9: group \"g\": rule \"r\": expression can't be empty"},
+      {"__name__ label",
+       "groups:\n  - name: g\n    rules:\n      - record: r\n        expr: up\n        labels:\n"
+       "          __name__: x\n",
+       "rules.yml:7:11: group \"g\": rule \"r\": invalid rule label \"__name__\": not allowed in "
+       "labels"},
+      {"group name missing",
+       "groups:\n  - interval: 1m\n",
+       "rules.yml:2:5: group \"\": group name must be set"},
+      {"duplicate group name",
+       "groups:\n  - name: g\n  - name: g\n",
+       "rules.yml:3:5: group \"g\": group name \"g\" duplicate in file (first defined at line 2)"},
+      {"duplicate rule",
+       "groups:\n  - name: g\n    rules:\n      - alert: a\n        expr: up\n"
+       "      - alert: a\n        expr: up\n",
+       "rules.yml:6:9: group \"g\": rule \"a\": alerting rule is a duplicate in group (same name, "
+       "expr and labels as the rule at line 4)"},
+      {"eval_offset without interval",
+       "groups:\n  - name: g\n    eval_offset: 2m\n",
+       "rules.yml:3:18: group \"g\": eval_offset should be smaller than interval; now eval_offset: "
+       "2m0s, interval: not set (eval_offset needs an explicit `interval` in the group)"},
+      {"eval_offset larger than interval",
+       "groups:\n  - name: g\n    interval: 1m\n    eval_offset: 2m\n",
+       "rules.yml:4:18: group \"g\": the abs value of eval_offset should be smaller than interval; "
+       "now eval_offset: 2m0s, interval: 1m0s"},
+      {"negative eval_offset larger than interval",
+       "groups:\n  - name: g\n    interval: 1m\n    eval_offset: -90s\n",
+       "rules.yml:4:18: group \"g\": the abs value of eval_offset should be smaller than interval; "
+       "now eval_offset: -1m30s, interval: 1m0s"},
+      {"eval_offset with eval_delay",
+       "groups:\n  - name: g\n    interval: 1m\n    eval_offset: 10s\n    eval_delay: 5s\n",
+       "rules.yml:5:17: group \"g\": eval_offset cannot be used with eval_delay"},
+      {"negative interval",
+       "groups:\n  - name: g\n    interval: -1m\n",
+       "rules.yml:3:15: group \"g\": interval shouldn't be lower than 0"},
+      {"negative limit",
+       "groups:\n  - name: g\n    limit: -1\n",
+       "rules.yml:3:12: group \"g\": invalid limit -1, shouldn't be less than 0"},
+      {"negative concurrency",
+       "groups:\n  - name: g\n    concurrency: -2\n",
+       "rules.yml:3:18: group \"g\": invalid concurrency -2, shouldn't be less than 0"},
+      {"negative eval_delay",
+       "groups:\n  - name: g\n    eval_delay: -2s\n",
+       "rules.yml:3:17: group \"g\": eval_delay shouldn't be lower than 0"},
+      {"negative for",
+       "groups:\n  - name: g\n    rules:\n      - alert: a\n        expr: up\n        for: -1m\n",
+       "rules.yml:6:14: group \"g\": rule \"a\": field \"for\": must not be negative"},
+      {"header without colon",
+       "groups:\n  - name: g\n    headers:\n      - 'foobar'\n",
+       "rules.yml:4:9: group \"g\": field \"headers\": missing ':' in header \"foobar\""},
+      {"notifier header without colon",
+       "groups:\n  - name: g\n    notifier_headers: [\"a\"]\n",
+       "rules.yml:3:24: group \"g\": field \"notifier_headers\": missing ':' in header \"a\""},
+      {"bad duration",
+       "groups:\n  - name: g\n    interval: 5 minutes\n",
+       "rules.yml:3:15: group \"g\": field \"interval\": cannot parse duration \"5 minutes\": "
+       "unknown unit \" minutes\""},
+      {"bad integer",
+       "groups:\n  - name: g\n    limit: ten\n",
+       "rules.yml:3:12: group \"g\": field \"limit\": cannot parse \"ten\" as an integer"},
+      {"bad bool",
+       "groups:\n  - name: g\n    debug: maybe\n",
+       "rules.yml:3:12: group \"g\": field \"debug\": cannot parse \"maybe\" as a bool"},
+      {"bad type",
+       "groups:\n  - name: g\n    type: loki\n",
+       "rules.yml:3:11: group \"g\": unknown datasource type \"loki\"; want prometheus, graphite or "
+       "vlogs"},
+      {"expr is a map",
+       "groups:\n  - name: g\n    rules:\n      - alert: a\n        expr: {a: b}\n",
+       "rules.yml:5:15: group \"g\": rule \"a\": field \"expr\": expected a string, got a map"},
+      {"rules is not a list",
+       "groups:\n  - name: g\n    rules: 3\n",
+       "rules.yml:3:12: group \"g\": field \"rules\": expected a list"},
+      {"duplicate key",
+       "groups:\n  - name: g\n    limit: 1\n    limit: 2\n",
+       "rules.yml:4:5: group \"g\": field \"limit\" is already set at line 3"},
+      {"YAML syntax error",
+       "groups:\n  - name: g\n    rules: [\n",
+       "rules.yml:4:1: cannot parse YAML: end of sequence flow not found"},
+      {"broken expression",
+       "groups:\n  - name: g\n    rules:\n      - alert: a\n        expr: sum(rate(x[5m])\n",
+       "rules.yml:4:9: group \"g\": rule \"a\": could not parse expression: 1:4: unclosed left "
+       "parenthesis"},
+      {"broken annotation template",
+       "groups:\n  - name: g\n    rules:\n      - alert: a\n        expr: up\n        annotations:\n"
+       "          summary: \"{{ }}\"\n",
+       "rules.yml:4:9: group \"g\": rule \"a\": invalid annotations: annotation \"summary\": "
+       "template: :1: missing value for command"},
+      {"broken label template",
+       "groups:\n  - name: g\n    rules:\n      - alert: a\n        expr: up\n        labels:\n"
+       "          x: \"{{ unknown }}\"\n",
+       "rules.yml:4:9: group \"g\": rule \"a\": invalid labels: label \"x\": template: :1: function "
+       "\"unknown\" not defined"},
+  };
+  for (const auto& c : cases) {
+    SECTION(c.what) {
+      const auto r = parse(c.yaml);
+      INFO(all_errors(r));
+      REQUIRE_FALSE(r.ok());
+      CHECK(r.groups.empty());
+      CHECK(r.errors.front().message == c.expected);
+    }
+  }
+}
+
+TEST_CASE("all errors of a load are reported together", "[config]") {
+  const auto r = parse(R"(groups:
+  - name: a
+    limit: -1
+    rules:
+      - alert: x
+        expr: up
+        bogus: 1
+      - record: ""
+        expr: up
+  - name: b
+    headers: ["nocolon"]
+  - name: a
+extra: 1
+)");
+  REQUIRE(r.errors.size() == 6);
+  CHECK(r.errors[0].message ==
+        "rules.yml:3:12: group \"a\": invalid limit -1, shouldn't be less than 0");
+  CHECK(r.errors[1].message == "rules.yml:7:9: group \"a\": rule \"x\": unknown field \"bogus\"");
+  CHECK(r.errors[2].message ==
+        "rules.yml:8:9: group \"a\": rule #2: either `record` or `alert` must be set");
+  CHECK(r.errors[3].message ==
+        "rules.yml:11:15: group \"b\": field \"headers\": missing ':' in header \"nocolon\"");
+  CHECK(r.errors[4].message ==
+        "rules.yml:12:5: group \"a\": group name \"a\" duplicate in file (first defined at line 2)");
+  CHECK(r.errors[5].message ==
+        "rules.yml:13:1: unknown field \"extra\" (a rule file holds only `groups`)");
+}
+
+TEST_CASE("accepted forms vmalert allows", "[config]") {
+  const char* ok_cases[] = {
+      // eval_offset within interval, and negative with abs <= interval
+      "groups:\n  - name: g\n    interval: 1h\n    eval_offset: 1h\n",
+      "groups:\n  - name: g\n    interval: 1h\n    eval_offset: -10m\n",
+      // same name, different expr or labels: different rule IDs
+      "groups:\n  - name: g\n    rules:\n      - alert: a\n        expr: up\n      - alert: a\n"
+      "        expr: down\n      - alert: a\n        expr: up\n        labels: {x: y}\n",
+      // an alert and a record with the same name
+      "groups:\n  - name: g\n    rules:\n      - alert: a\n        expr: up\n      - record: a\n"
+      "        expr: up\n",
+      // a recording rule with `for` and annotations: ignored, as vmalert does
+      "groups:\n  - name: g\n    rules:\n      - record: a\n        expr: up\n        for: 1m\n"
+      "        keep_firing_for: 1m\n        annotations: {a: b}\n",
+      // record name with braces: vmalert does not check it
+      "groups:\n  - name: g\n    rules:\n      - record: 'a{b=\"c\"}'\n        expr: up\n",
+      // empty file, empty documents, groups null, rules null, no rules key
+      "",
+      "---\n---\n",
+      "groups:\n",
+      "groups:\n  - name: g\n    rules:\n  - name: h\n",
+      // durations in vmalert's forms
+      "groups:\n  - name: g\n    interval: 1.5h\n    eval_delay: 90\n",
+      // headers with spaces around the colon
+      "groups:\n  - name: g\n    headers: [\"  A  :  b  \"]\n",
+      // YAML 1.1 bools
+      "groups:\n  - name: g\n    debug: yes\n    eval_alignment: off\n",
+      // params with null list
+      "groups:\n  - name: g\n    params:\n      a:\n",
+  };
+  for (const char* text : ok_cases) {
+    CAPTURE(text);
+    const auto r = parse(text);
+    INFO(all_errors(r));
+    CHECK(r.ok());
+  }
+}
+
+TEST_CASE("graphite and vlogs expressions load unvalidated; validation can be turned off",
+          "[config]") {
+  SECTION("graphite") {
+    const auto r = parse(
+        "groups:\n  - name: g\n    type: graphite\n    rules:\n      - alert: a\n"
+        "        expr: filterSeries(sumSeries(a.b),'last','>', 5) by instance\n");
+    CHECK(r.ok());
+  }
+  SECTION("vlogs") {
+    const auto r = parse(
+        "groups:\n  - name: g\n    type: vlogs\n    rules:\n      - record: a\n"
+        "        expr: 'stats count(*) as requests'\n");
+    CHECK(r.ok());
+  }
+  SECTION("validate_expressions off") {
+    auto o = test_options();
+    o.validate_expressions = false;
+    const auto r = parse("groups:\n  - name: g\n    rules:\n      - alert: a\n        expr: up{\n", o);
+    CHECK(r.ok());
+  }
+  SECTION("validate_templates off") {
+    auto o = test_options();
+    o.validate_templates = false;
+    const auto r = parse(
+        "groups:\n  - name: g\n    rules:\n      - alert: a\n        expr: up\n"
+        "        annotations: {s: '{{ }}'}\n",
+        o);
+    CHECK(r.ok());
+  }
+}
+
+TEST_CASE("YAML scalars load as their source text", "[config]") {
+  const auto r = parse(R"(groups:
+  - name: 123
+    rules:
+      - record: one
+        expr: 1
+      - record: float
+        expr: 0.95
+        labels:
+          recording: true
+          num: 010
+          nothing:
+      - alert: block
+        expr: |
+          sum(x)
+            > 1
+      - alert: folded
+        expr: >
+          a
+          + b
+      - alert: plain
+        expr: a
+          + b
+      - alert: single
+        expr: 'a{x=''y''}'
+      - alert: double
+        expr: "a\n+ b"
+)");
+  INFO(all_errors(r));
+  REQUIRE(r.ok());
+  const auto& g = r.groups[0];
+  CHECK(g.name == "123");
+  CHECK(g.rules[0].expr == "1");
+  CHECK(g.rules[1].expr == "0.95");
+  CHECK(g.rules[1].labels.get("recording") == std::optional<std::string_view>("true"));
+  CHECK(g.rules[1].labels.get("num") == std::optional<std::string_view>("010"));
+  CHECK(g.rules[1].labels.get("nothing") == std::optional<std::string_view>(""));
+  CHECK(g.rules[2].expr == "sum(x)\n  > 1\n");
+  CHECK(g.rules[3].expr == "a + b\n");
+  CHECK(g.rules[4].expr == "a + b");
+  CHECK(g.rules[5].expr == "a{x='y'}");
+  CHECK(g.rules[6].expr == "a\n+ b");
+}
+
+TEST_CASE("anchors, aliases and merge keys", "[config]") {
+  const auto r = parse(R"(groups:
+  - name: g
+    labels: &common
+      team: a
+      tier: web
+    rules:
+      - alert: one
+        expr: up == 0
+        labels:
+          <<: *common
+          tier: db
+      - alert: two
+        expr: up == 0
+        labels:
+          <<: [*common, {extra: x}]
+      - &tmpl
+        alert: three
+        expr: down
+      - <<: *tmpl
+        alert: four
+)");
+  INFO(all_errors(r));
+  REQUIRE(r.ok());
+  const auto& rules = r.groups[0].rules;
+  REQUIRE(rules.size() == 4);
+  CHECK(rules[0].labels.get("team") == std::optional<std::string_view>("a"));
+  CHECK(rules[0].labels.get("tier") == std::optional<std::string_view>("db"));
+  CHECK(rules[1].labels.size() == 3);
+  CHECK(rules[1].labels.get("extra") == std::optional<std::string_view>("x"));
+  CHECK(rules[3].name == "four");
+  CHECK(rules[3].expr == "down");
+}
+
+TEST_CASE("multi-document files", "[config]") {
+  SECTION("groups from every document") {
+    const auto r = parse(
+        "groups:\n  - name: b\n---\ngroups:\n  - name: a\n---\n# only a comment\n---\ngroups:\n");
+    REQUIRE(r.ok());
+    REQUIRE(r.groups.size() == 2);
+    CHECK(r.groups[0].name == "a");  // sorted by name within a file
+    CHECK(r.groups[1].name == "b");
+  }
+  SECTION("a group name repeated in another document is a duplicate") {
+    const auto r = parse("groups:\n  - name: foo\n---\ngroups:\n  - name: foo\n");
+    REQUIRE(r.errors.size() == 1);
+    CHECK(r.errors[0].message ==
+          "rules.yml:5:5: group \"foo\": group name \"foo\" duplicate in file (first defined at "
+          "line 2)");
+  }
+  SECTION("unknown keys in every document") {
+    const auto r = parse("groups: []\nx: 1\n---\ngroups: []\ny: 2\n");
+    REQUIRE(r.errors.size() == 2);
+    CHECK(r.errors[1].message.rfind("rules.yml:5:1: unknown field \"y\"", 0) == 0);
+  }
+}
+
+TEST_CASE("environment expansion", "[config]") {
+  const std::map<std::string, std::string, std::less<>> env = {
+      {"A", "alpha"}, {"NESTED", "<%{A}>"}, {"LOOP", "%{LOOP}"}, {"EMPTY", ""}};
+  const config::EnvLookup lookup = [&](std::string_view name) -> std::optional<std::string> {
+    auto it = env.find(name);
+    if (it == env.end()) return std::nullopt;
+    return it->second;
+  };
+  struct Case {
+    const char* in;
+    const char* out;
+  };
+  const Case cases[] = {
+      {"%{A}", "alpha"},          {"x%{A}y%{A}", "xalphayalpha"},
+      {"%{UNKNOWN}", "%{UNKNOWN}"}, {"%{NESTED}", "<alpha>"},
+      {"%{EMPTY}|", "|"},         {"%{", "%{"},
+      {"%{}", "%{}"},             {"%{A", "%{A"},
+      {"100%", "100%"},           {"{{ $labels.x }}", "{{ $labels.x }}"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.in);
+    CHECK(config::expand_env(c.in, lookup) == c.out);
+  }
+  // A self-reference stops after a bounded depth instead of looping.
+  CHECK(config::expand_env("%{LOOP}", lookup) == "%{LOOP}");
+
+  auto o = test_options();
+  o.env = lookup;
+  const auto r = parse("groups:\n  - name: g-%{A}\n    rules:\n      - alert: x\n        expr: "
+                       "up{env=\"%{NESTED}\"}\n",
+                       o);
+  INFO(all_errors(r));
+  REQUIRE(r.ok());
+  CHECK(r.groups[0].name == "g-alpha");
+  CHECK(r.groups[0].rules[0].expr == "up{env=\"<alpha>\"}");
+}
+
+TEST_CASE("rule and group IDs follow vmalert's recipes", "[config]") {
+  const auto r = parse(R"(groups:
+  - name: g
+    interval: 30s
+    eval_offset: 10s
+    rules:
+      - alert: A
+        expr: up == 0
+        labels: {b: "2", a: "1"}
+      - record: R
+        expr: sum(up)
+)");
+  INFO(all_errors(r));
+  REQUIRE(r.ok());
+  const auto& g = r.groups[0];
+  core::Fnv1a64 h;
+  h.add("up == 0");
+  h.add("alerting");
+  h.add("A");
+  h.add("a");
+  h.add("1");
+  h.add_byte(0xFF);
+  h.add("b");
+  h.add("2");
+  h.add_byte(0xFF);
+  CHECK(g.rules[0].id == h.value());
+  core::Fnv1a64 hr;
+  hr.add("sum(up)");
+  hr.add("recording");
+  hr.add("R");
+  CHECK(g.rules[1].id == hr.value());
+  core::Fnv1a64 hg;
+  hg.add("rules.yml");
+  hg.add_byte(0xFF);
+  hg.add("g");
+  hg.add("prometheus");
+  hg.add("30s");
+  hg.add("10s");
+  CHECK(g.id == hg.value());
+  CHECK(config::group_id(g, 30s) == g.id);
+}
+
+TEST_CASE("group ID uses the effective interval", "[config]") {
+  const auto r = parse("groups:\n  - name: g\n");
+  REQUIRE(r.ok());
+  core::Fnv1a64 hg;
+  hg.add("rules.yml");
+  hg.add_byte(0xFF);
+  hg.add("g");
+  hg.add("prometheus");
+  hg.add("1m0s");
+  CHECK(r.groups[0].id == hg.value());
+}
+
+TEST_CASE("checksum changes with any field and is stable otherwise", "[config]") {
+  const std::string base =
+      "groups:\n  - name: g\n    rules:\n      - alert: a\n        expr: up\n"
+      "        annotations: {s: x}\n";
+  const auto a = parse(base);
+  const auto b = parse(base);
+  REQUIRE(a.ok());
+  CHECK(a.groups[0].checksum == b.groups[0].checksum);
+  const char* variants[] = {
+      "groups:\n  - name: g\n    rules:\n      - alert: a\n        expr: up\n"
+      "        annotations: {s: y}\n",
+      "groups:\n  - name: g\n    limit: 1\n    rules:\n      - alert: a\n        expr: up\n"
+      "        annotations: {s: x}\n",
+      "groups:\n  - name: g\n    rules:\n      - alert: a\n        expr: up\n        for: 1m\n"
+      "        annotations: {s: x}\n",
+      "groups:\n  - name: g\n    headers: ['a: b']\n    rules:\n      - alert: a\n        expr: up\n"
+      "        annotations: {s: x}\n",
+  };
+  for (const char* v : variants) {
+    CAPTURE(v);
+    const auto c = parse(v);
+    REQUIRE(c.ok());
+    CHECK(c.groups[0].checksum != a.groups[0].checksum);
+  }
+}
