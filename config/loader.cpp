@@ -87,7 +87,7 @@ class FileParser {
                                                            const std::string& context,
                                                            std::string_view field);
 
-  void parse_group(const YAML::Node& node);
+  void parse_group(const YAML::Node& node, size_t index);
   std::optional<RuleSpec> parse_rule(const YAML::Node& node, const std::string& group_context,
                                      size_t index);
   void validate_group(GroupSpec& g, const std::string& context, const YAML::Node& node,
@@ -288,7 +288,6 @@ std::optional<RuleSpec> FileParser::parse_rule(const YAML::Node& node,
   YAML::Node expr_node;
   bool has_expr = false;
   YAML::Node labels_node;
-  YAML::Node annotations_node;
   bool ok = true;
   for (const auto& [k, v] : fields) {
     if (!k.IsScalar()) {
@@ -322,7 +321,6 @@ std::optional<RuleSpec> FileParser::parse_rule(const YAML::Node& node,
       labels_node = v;
       r.labels = string_map(v, context, key);
     } else if (key == "annotations") {
-      annotations_node = v;
       r.annotations = string_map(v, context, key);
     } else if (key == "debug") {
       r.debug = boolean(v, context, key);
@@ -355,13 +353,12 @@ std::optional<RuleSpec> FileParser::parse_rule(const YAML::Node& node,
   }
   r.id = rule_id(r);
   if (!ok) return std::nullopt;
-  (void)annotations_node;
   return r;
 }
 
-void FileParser::parse_group(const YAML::Node& node) {
+void FileParser::parse_group(const YAML::Node& node, size_t index) {
   if (!node.IsMap()) {
-    error(node.Mark(), "", "group: expected a map");
+    error(node.Mark(), "", "group #" + std::to_string(index + 1) + ": expected a map");
     return;
   }
   GroupSpec g;
@@ -373,7 +370,8 @@ void FileParser::parse_group(const YAML::Node& node) {
     const YAML::Node v = it->second;
     if (k.IsScalar() && k.Scalar() == "name" && v.IsScalar()) g.name = v.Scalar();
   }
-  const std::string context = "group " + quote(g.name) + ": ";
+  const std::string context = g.name.empty() ? "group #" + std::to_string(index + 1) + ": "
+                                             : "group " + quote(g.name) + ": ";
   const Entries fields = entries(node, context);
   const size_t errors_before = errors_.size();
   YAML::Node rules_node;
@@ -515,7 +513,6 @@ void FileParser::validate_group(GroupSpec& g, const std::string& context, const 
 
   std::unordered_map<uint64_t, int> ids;
   for (const RuleSpec& r : g.rules) {
-    const YAML::Mark rm{};
     const std::string rctx = context + "rule " + quote(r.name) + ": ";
     SourcePos at = r.pos;
     auto rule_error = [&](const std::string& msg) {
@@ -527,7 +524,6 @@ void FileParser::validate_group(GroupSpec& g, const std::string& context, const 
                  " rule is a duplicate in group (same name, expr and labels as the rule at line " +
                  std::to_string(dup->second) + ")");
     }
-    (void)rm;
     if (options_.validate_expressions && g.type == "prometheus") {
       if (auto err = check_promql(r.expr)) {
         rule_error("could not parse expression: " + err->to_string());
@@ -624,7 +620,8 @@ void FileParser::parse(std::string_view raw) {
         error(v.Mark(), "", "field \"groups\": expected a list");
         continue;
       }
-      for (const auto& gn : v) parse_group(gn);
+      size_t index = 0;
+      for (const auto& gn : v) parse_group(gn, index++);
     }
   }
   for (auto& g : groups_) out_.groups.push_back(std::move(g));
@@ -747,6 +744,12 @@ LoadResult load_rules(const LoadOptions& options) {
         return std::nullopt;
       }
       return std::move(*body);
+    }
+    std::error_code ec;
+    if (std::filesystem::is_directory(name, ec)) {
+      out.errors.emplace_back(name + ": failed to read file: is a directory (use a glob such as " +
+                              name + "/*.yml)");
+      return std::nullopt;
     }
     std::ifstream in(name, std::ios::binary);
     if (!in) {

@@ -168,6 +168,11 @@ TEST_CASE("globs over a directory tree", "[config][glob]") {
     REQUIRE(r.errors.size() == 1);
     CHECK(r.errors[0].message == d + "/missing.yml: failed to read file: cannot open");
   }
+  SECTION("a directory is refused with a hint") {
+    const auto r = config::load_rules(options_for({d + "/sub"}));
+    REQUIRE(r.errors.size() == 1);
+    CHECK(r.errors[0].message.find("is a directory (use a glob such as") != std::string::npos);
+  }
 }
 
 TEST_CASE("http(s) sources go through the fetch callback once per load", "[config]") {

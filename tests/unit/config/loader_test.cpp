@@ -201,7 +201,7 @@ TEST_CASE("validation errors name file, line, column, group and rule", "[config]
        "labels"},
       {"group name missing",
        "groups:\n  - interval: 1m\n",
-       "rules.yml:2:5: group \"\": group name must be set"},
+       "rules.yml:2:5: group #1: group name must be set"},
       {"duplicate group name",
        "groups:\n  - name: g\n  - name: g\n",
        "rules.yml:3:5: group \"g\": group name \"g\" duplicate in file (first defined at line 2)"},
