@@ -189,9 +189,13 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
       }
       ExchangeState state;
       busy_.insert(conn.get());
-      core::Result<Response> r =
-          conn->tls ? co_await exchange(*conn->tls, *conn, *url, req, deadline, state)
-                    : co_await exchange(*conn->plain, *conn, *url, req, deadline, state);
+      // (No co_await inside ?: — g++ 12 miscompiles that.)
+      core::Result<Response> r = core::fail("no exchange");
+      if (conn->tls) {
+        r = co_await exchange(*conn->tls, *conn, *url, req, deadline, state);
+      } else {
+        r = co_await exchange(*conn->plain, *conn, *url, req, deadline, state);
+      }
       busy_.erase(conn.get());
       if (!r && closed_) co_return core::fail(desc + ": client is closed");
       if (!r && reused && attempt == 0 && state.peer_closed && !state.got_response_bytes) {

@@ -1,0 +1,528 @@
+// net::HttpClient against net::HttpServer and small raw Asio servers (which misbehave on
+// purpose: stay silent, close a keep-alive connection, stream chunks slowly, speak TLS), all on
+// 127.0.0.1 with kernel-chosen ports.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+#include <thread>
+
+#include "net/asio.hpp"
+#include "net/http_client.hpp"
+#include "net/http_server.hpp"
+
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+using namespace std::chrono_literals;
+
+template <class Pred>
+bool run_until(asio::io_context& ioc, Pred done, std::chrono::milliseconds limit = 5000ms) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= end) return false;
+    if (ioc.stopped()) ioc.restart();
+    ioc.run_one_for(10ms);
+  }
+  return true;
+}
+
+core::Result<net::Response> fetch(asio::io_context& ioc, net::HttpClient& client,
+                                  net::Request req) {
+  std::optional<core::Result<net::Response>> got;
+  int calls = 0;
+  client.send(std::move(req), [&](core::Result<net::Response> r) {
+    ++calls;
+    got = std::move(r);
+  });
+  REQUIRE(run_until(ioc, [&] { return got.has_value(); }));
+  CHECK(calls == 1);
+  return std::move(*got);
+}
+
+net::Request get(std::string url) {
+  net::Request r;
+  r.url = std::move(url);
+  return r;
+}
+
+std::string base(uint16_t port) { return "http://127.0.0.1:" + std::to_string(port); }
+
+// A raw server: runs `on_conn(socket, index)` for every accepted connection.
+class RawServer {
+ public:
+  using ConnFn = std::function<asio::awaitable<void>(tcp::socket, int)>;
+  RawServer(asio::io_context& ioc, ConnFn on_conn)
+      : acceptor_(ioc, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0)),
+        on_conn_(std::move(on_conn)) {
+    asio::co_spawn(ioc, accept_loop(), asio::detached);
+  }
+  ~RawServer() {
+    beast::error_code ec;
+    acceptor_.close(ec);
+  }
+  [[nodiscard]] uint16_t port() const { return acceptor_.local_endpoint().port(); }
+  [[nodiscard]] int accepted() const { return accepted_; }
+
+ private:
+  asio::awaitable<void> accept_loop() {
+    for (;;) {
+      beast::error_code ec;
+      tcp::socket s = co_await acceptor_.async_accept(asio::redirect_error(asio::use_awaitable, ec));
+      if (ec) co_return;
+      const int index = accepted_++;
+      asio::co_spawn(acceptor_.get_executor(), on_conn_(std::move(s), index), asio::detached);
+    }
+  }
+  tcp::acceptor acceptor_;
+  ConnFn on_conn_;
+  int accepted_ = 0;
+};
+
+template <class Stream>
+asio::awaitable<bool> read_request(Stream& s, beast::flat_buffer& buf,
+                                   http::request<http::string_body>* out = nullptr) {
+  http::request<http::string_body> req;
+  beast::error_code ec;
+  co_await http::async_read(s, buf, req, asio::redirect_error(asio::use_awaitable, ec));
+  if (out != nullptr) *out = std::move(req);
+  co_return !ec;
+}
+
+template <class Stream>
+asio::awaitable<void> write_raw(Stream& s, std::string data) {
+  beast::error_code ec;
+  co_await asio::async_write(s, asio::buffer(data), asio::redirect_error(asio::use_awaitable, ec));
+}
+
+asio::awaitable<void> pause(std::chrono::milliseconds d) {
+  asio::steady_timer t(co_await asio::this_coro::executor, d);
+  beast::error_code ec;
+  co_await t.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+}
+
+// Reads and discards until the peer goes away.
+asio::awaitable<void> drain(tcp::socket& s) {
+  std::array<char, 1024> buf;
+  for (;;) {
+    beast::error_code ec;
+    co_await s.async_read_some(asio::buffer(buf), asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) co_return;
+  }
+}
+
+const std::string kOk = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+
+uint16_t unused_port() {
+  asio::io_context ioc;
+  tcp::acceptor a(ioc, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  return a.local_endpoint().port();
+}
+
+struct TempDir {
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "alertd-net-XXXXXX").string();
+    REQUIRE(mkdtemp(tmpl.data()) != nullptr);
+    path = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  std::string path;
+};
+
+}  // namespace
+
+TEST_CASE("keep-alive connections are reused", "[net][client]") {
+  asio::io_context ioc;
+  net::HttpServer server(ioc, [](const net::ServerRequest& r) {
+    return net::ServerResponse{200, "text/plain", "you asked " + r.target, {}};
+  });
+  REQUIRE(server.listen("127.0.0.1:0").has_value());
+  net::HttpClient client(ioc, {});
+  for (int i = 0; i < 3; ++i) {
+    auto r = fetch(ioc, client, get(base(server.port()) + "/n?i=" + std::to_string(i)));
+    REQUIRE(r.has_value());
+    CHECK(r->status == 200);
+    CHECK(r->body == "you asked /n?i=" + std::to_string(i));
+  }
+  CHECK(server.connections_accepted() == 1);
+
+  SECTION("unless keep-alive is off") {
+    net::ClientOptions opts;
+    opts.keep_alive = false;
+    net::HttpClient no_reuse(ioc, opts);
+    for (int i = 0; i < 2; ++i) {
+      REQUIRE(fetch(ioc, no_reuse, get(base(server.port()) + "/")).has_value());
+    }
+    CHECK(server.connections_accepted() == 3);
+  }
+}
+
+TEST_CASE("chunked bodies reach on_body_chunk as they arrive", "[net][client]") {
+  asio::io_context ioc;
+  RawServer server(ioc, [](tcp::socket s, int) -> asio::awaitable<void> {
+    beast::flat_buffer buf;
+    if (!co_await read_request(s, buf)) co_return;
+    co_await write_raw(s,
+                       "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nhello \r\n");
+    co_await pause(150ms);
+    co_await write_raw(s, "5\r\nworld\r\n0\r\n\r\n");
+    co_await drain(s);
+  });
+  net::HttpClient client(ioc, {});
+  std::vector<std::string> chunks;
+  std::vector<std::chrono::steady_clock::time_point> when;
+  net::Request req = get(base(server.port()) + "/");
+  req.on_body_chunk = [&](std::string_view c) -> std::optional<core::Error> {
+    chunks.emplace_back(c);
+    when.push_back(std::chrono::steady_clock::now());
+    return std::nullopt;
+  };
+  auto r = fetch(ioc, client, req);
+  REQUIRE(r.has_value());
+  CHECK(r->body.empty());
+  REQUIRE(chunks.size() == 2);
+  CHECK(chunks[0] == "hello ");
+  CHECK(chunks[1] == "world");
+  CHECK(when[1] - when[0] >= 100ms);  // the first chunk was not held back
+}
+
+TEST_CASE("large Content-Length bodies stream in pieces; errors abort", "[net][client]") {
+  asio::io_context ioc;
+  const std::string big(300 * 1024, 'x');
+  net::HttpServer server(ioc, [&](const net::ServerRequest& r) {
+    if (r.target == "/fail") return net::ServerResponse{500, "text/plain", "boom", {}};
+    return net::ServerResponse{200, "text/plain", big, {}};
+  });
+  REQUIRE(server.listen("127.0.0.1:0").has_value());
+  net::HttpClient client(ioc, {});
+  std::string joined;
+  int pieces = 0;
+  net::Request req = get(base(server.port()) + "/big");
+  req.on_body_chunk = [&](std::string_view c) -> std::optional<core::Error> {
+    joined.append(c);
+    ++pieces;
+    return std::nullopt;
+  };
+  auto r = fetch(ioc, client, req);
+  REQUIRE(r.has_value());
+  CHECK(joined == big);
+  CHECK(pieces > 1);
+
+  SECTION("non-2xx bodies are collected instead of streamed") {
+    net::Request fail_req = req;
+    fail_req.url = base(server.port()) + "/fail";
+    joined.clear();
+    auto f = fetch(ioc, client, fail_req);
+    REQUIRE(f.has_value());
+    CHECK(f->status == 500);
+    CHECK(f->body == "boom");
+    CHECK(joined.empty());
+  }
+  SECTION("an error from the sink aborts the request") {
+    req.on_body_chunk = [](std::string_view) -> std::optional<core::Error> {
+      return core::Error{"parser says no"};
+    };
+    auto f = fetch(ioc, client, req);
+    REQUIRE_FALSE(f.has_value());
+    CHECK_THAT(f.error().message, Catch::Contains("parser says no"));
+  }
+}
+
+TEST_CASE("a response above max_response_bytes fails with the cap in the message",
+          "[net][client]") {
+  asio::io_context ioc;
+  net::HttpServer server(ioc, [](const net::ServerRequest&) {
+    return net::ServerResponse{200, "text/plain", std::string(1000, 'a'), {}};
+  });
+  REQUIRE(server.listen("127.0.0.1:0").has_value());
+  net::HttpClient client(ioc, {});
+  net::Request req = get(base(server.port()) + "/");
+  req.max_response_bytes = 100;
+  auto r = fetch(ioc, client, req);
+  REQUIRE_FALSE(r.has_value());
+  CHECK_THAT(r.error().message, Catch::Contains("response exceeds max size 100 bytes"));
+  req.max_response_bytes = 1000;
+  auto ok = fetch(ioc, client, req);
+  REQUIRE(ok.has_value());
+  CHECK(ok->body.size() == 1000);
+}
+
+TEST_CASE("a silent server hits the request deadline", "[net][client]") {
+  asio::io_context ioc;
+  RawServer server(ioc, [](tcp::socket s, int) -> asio::awaitable<void> { co_await drain(s); });
+  net::HttpClient client(ioc, {});
+  net::Request req = get(base(server.port()) + "/slow");
+  req.method = "POST";
+  req.timeout = 200ms;
+  const auto start = std::chrono::steady_clock::now();
+  auto r = fetch(ioc, client, req);
+  const auto took = std::chrono::steady_clock::now() - start;
+  REQUIRE_FALSE(r.has_value());
+  CHECK(r.error().message ==
+        "Post \"http://127.0.0.1:" + std::to_string(server.port()) + "/slow\": timeout after 200ms");
+  CHECK(took >= 190ms);
+  CHECK(took < 2s);
+}
+
+TEST_CASE("a keep-alive connection closed by the peer is retried once", "[net][client]") {
+  asio::io_context ioc;
+  RawServer server(ioc, [](tcp::socket s, int index) -> asio::awaitable<void> {
+    beast::flat_buffer buf;
+    if (!co_await read_request(s, buf)) co_return;
+    co_await write_raw(s, kOk);
+    if (index == 0) {
+      // Read the next request, then hang up without answering (an idle-timeout race).
+      co_await read_request(s, buf);
+      beast::error_code ec;
+      s.shutdown(tcp::socket::shutdown_both, ec);
+      s.close(ec);
+      co_return;
+    }
+    co_await drain(s);
+  });
+  net::HttpClient client(ioc, {});
+  auto first = fetch(ioc, client, get(base(server.port()) + "/1"));
+  REQUIRE(first.has_value());
+  auto second = fetch(ioc, client, get(base(server.port()) + "/2"));
+  REQUIRE(second.has_value());
+  CHECK(second->body == "ok");
+  CHECK(server.accepted() == 2);
+}
+
+TEST_CASE("a fresh connection closed before the response is not retried", "[net][client]") {
+  asio::io_context ioc;
+  RawServer server(ioc, [](tcp::socket s, int) -> asio::awaitable<void> {
+    beast::flat_buffer buf;
+    co_await read_request(s, buf);
+    beast::error_code ec;
+    s.shutdown(tcp::socket::shutdown_both, ec);
+  });
+  net::HttpClient client(ioc, {});
+  auto r = fetch(ioc, client, get(base(server.port()) + "/"));
+  REQUIRE_FALSE(r.has_value());
+  CHECK_THAT(r.error().message, Catch::Contains("EOF"));
+  CHECK(server.accepted() == 1);
+}
+
+TEST_CASE("max_concurrent caps requests in flight and queues the rest", "[net][client]") {
+  asio::io_context ioc;
+  int in_flight = 0;
+  int max_in_flight = 0;
+  std::vector<std::string> arrivals;
+  RawServer server(ioc, [&](tcp::socket s, int) -> asio::awaitable<void> {
+    beast::flat_buffer buf;
+    for (;;) {
+      http::request<http::string_body> req;
+      if (!co_await read_request(s, buf, &req)) co_return;
+      arrivals.emplace_back(req.target());
+      max_in_flight = std::max(max_in_flight, ++in_flight);
+      co_await pause(80ms);
+      --in_flight;
+      co_await write_raw(s, kOk);
+    }
+  });
+  net::ClientOptions opts;
+  opts.max_concurrent = 2;
+  net::HttpClient client(ioc, opts);
+  int done = 0;
+  for (int i = 0; i < 5; ++i) {
+    client.send(get(base(server.port()) + "/" + std::to_string(i)),
+                [&](core::Result<net::Response> r) {
+                  CHECK(r.has_value());
+                  ++done;
+                });
+  }
+  REQUIRE(run_until(ioc, [&] { return done == 5; }));
+  CHECK(max_in_flight == 2);
+  REQUIRE(arrivals.size() == 5);
+  CHECK(std::set<std::string>{arrivals[0], arrivals[1]} == std::set<std::string>{"/0", "/1"});
+  CHECK(arrivals[4] == "/4");
+}
+
+TEST_CASE("connection refused names the method, the URL and the dial", "[net][client]") {
+  asio::io_context ioc;
+  net::HttpClient client(ioc, {});
+  const uint16_t port = unused_port();
+  const std::string p = std::to_string(port);
+  auto r = fetch(ioc, client, get("http://user:secret@127.0.0.1:" + p + "/api?x=1"));
+  REQUIRE_FALSE(r.has_value());
+  CHECK(r.error().message == "Get \"http://127.0.0.1:" + p +
+                                 "/api?x=1\": dial tcp 127.0.0.1:" + p +
+                                 ": connect: connection refused");
+  CHECK_THAT(r.error().message, !Catch::Contains("secret"));
+}
+
+TEST_CASE("close() fails queued requests and later sends", "[net][client]") {
+  asio::io_context ioc;
+  net::HttpClient client(ioc, {});
+  client.close();
+  auto r = fetch(ioc, client, get("http://127.0.0.1:1/"));
+  REQUIRE_FALSE(r.has_value());
+  CHECK_THAT(r.error().message, Catch::Contains("client is closed"));
+}
+
+TEST_CASE("TLS with a CA made by the test", "[net][client][tls]") {
+  TempDir dir;
+  const std::string cmd = std::string(ALERTD_PEERS_SH) + " make-certs " + dir.path;
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  asio::io_context ioc;
+  asio::ssl::context server_ctx(asio::ssl::context::tls_server);
+  server_ctx.use_certificate_chain_file(dir.path + "/server.crt");
+  server_ctx.use_private_key_file(dir.path + "/server.key", asio::ssl::context::pem);
+  int handshakes = 0;
+  RawServer server(ioc, [&](tcp::socket s, int) -> asio::awaitable<void> {
+    asio::ssl::stream<tcp::socket> tls(std::move(s), server_ctx);
+    beast::error_code ec;
+    co_await tls.async_handshake(asio::ssl::stream_base::server,
+                                 asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) co_return;
+    ++handshakes;
+    beast::flat_buffer buf;
+    for (;;) {
+      if (!co_await read_request(tls, buf)) co_return;
+      co_await write_raw(tls, kOk);
+    }
+  });
+  const std::string p = std::to_string(server.port());
+
+  SECTION("verified against the CA, by IP and by server name, with reuse") {
+    net::ClientOptions opts;
+    opts.tls.ca_file = dir.path + "/ca.crt";
+    net::HttpClient client(ioc, opts);
+    for (int i = 0; i < 2; ++i) {
+      auto r = fetch(ioc, client, get("https://127.0.0.1:" + p + "/"));
+      REQUIRE(r.has_value());
+      CHECK(r->body == "ok");
+    }
+    CHECK(handshakes == 1);
+    opts.tls.server_name = "localhost";
+    net::HttpClient named(ioc, opts);
+    auto r = fetch(ioc, named, get("https://127.0.0.1:" + p + "/"));
+    REQUIRE(r.has_value());
+  }
+  SECTION("a server name that the certificate does not carry fails") {
+    net::ClientOptions opts;
+    opts.tls.ca_file = dir.path + "/ca.crt";
+    opts.tls.server_name = "wrong.example";
+    net::HttpClient client(ioc, opts);
+    auto r = fetch(ioc, client, get("https://127.0.0.1:" + p + "/"));
+    REQUIRE_FALSE(r.has_value());
+    CHECK_THAT(r.error().message, Catch::Contains("tls handshake with 127.0.0.1:" + p));
+  }
+  SECTION("an unknown CA fails unless verification is skipped") {
+    net::HttpClient strict(ioc, {});
+    auto r = fetch(ioc, strict, get("https://127.0.0.1:" + p + "/"));
+    REQUIRE_FALSE(r.has_value());
+    CHECK_THAT(r.error().message, Catch::Contains("certificate"));
+    net::ClientOptions opts;
+    opts.tls.insecure_skip_verify = true;
+    net::HttpClient lax(ioc, opts);
+    REQUIRE(fetch(ioc, lax, get("https://127.0.0.1:" + p + "/")).has_value());
+  }
+  SECTION("a missing CA file is reported by name") {
+    net::ClientOptions opts;
+    opts.tls.ca_file = dir.path + "/nope.crt";
+    net::HttpClient client(ioc, opts);
+    auto r = fetch(ioc, client, get("https://127.0.0.1:" + p + "/"));
+    REQUIRE_FALSE(r.has_value());
+    CHECK_THAT(r.error().message, Catch::Contains("cannot load TLS CA file"));
+    CHECK_THAT(r.error().message, Catch::Contains("nope.crt"));
+  }
+}
+
+TEST_CASE("server: 404 from the handler, 413 above the body limit", "[net][server]") {
+  asio::io_context ioc;
+  net::ServerOptions opts;
+  opts.body_limit = 1024;
+  std::string seen_body;
+  net::HttpServer server(
+      ioc,
+      [&](const net::ServerRequest& r) {
+        seen_body = r.body;
+        if (r.target != "/known") return net::ServerResponse{404, "text/plain", "not found\n", {}};
+        return net::ServerResponse{200, "application/json", "{}", {{"X-Extra", "1"}}};
+      },
+      opts);
+  REQUIRE(server.listen("127.0.0.1:0").has_value());
+  net::HttpClient client(ioc, {});
+  auto missing = fetch(ioc, client, get(base(server.port()) + "/nope"));
+  REQUIRE(missing.has_value());
+  CHECK(missing->status == 404);
+  CHECK(missing->body == "not found\n");
+
+  net::Request post = get(base(server.port()) + "/known");
+  post.method = "POST";
+  post.body = std::string(1000, 'b');
+  auto ok = fetch(ioc, client, post);
+  REQUIRE(ok.has_value());
+  CHECK(ok->status == 200);
+  CHECK(seen_body == post.body);
+  bool has_extra = false;
+  for (const auto& [k, v] : ok->headers) has_extra |= (k == "X-Extra" && v == "1");
+  CHECK(has_extra);
+
+  post.body = std::string(4096, 'b');
+  auto too_big = fetch(ioc, client, post);
+  REQUIRE(too_big.has_value());
+  CHECK(too_big->status == 413);
+  CHECK_THAT(too_big->body, Catch::Contains("1024 bytes"));
+}
+
+TEST_CASE("server: listen addresses and errors", "[net][server]") {
+  asio::io_context ioc;
+  auto handler = [](const net::ServerRequest&) { return net::ServerResponse{}; };
+  net::HttpServer any(ioc, handler);
+  REQUIRE(any.listen(":0").has_value());
+  CHECK(any.port() != 0);
+  net::HttpServer clash(ioc, handler);
+  auto r = clash.listen("127.0.0.1:" + std::to_string(any.port()));
+  REQUIRE_FALSE(r.has_value());
+  CHECK_THAT(r.error().message, Catch::Contains("address already in use"));
+  net::HttpServer bad(ioc, handler);
+  auto b = bad.listen("8880");
+  REQUIRE_FALSE(b.has_value());
+  CHECK_THAT(b.error().message, Catch::Contains("cannot listen on \"8880\""));
+  net::HttpServer v6(ioc, handler);
+  if (v6.listen("[::1]:0").has_value()) CHECK(v6.port() != 0);
+}
+
+TEST_CASE("server: stop() closes keep-alive sessions promptly", "[net][server]") {
+  asio::io_context ioc;
+  net::HttpServer server(ioc, [](const net::ServerRequest&) { return net::ServerResponse{}; });
+  REQUIRE(server.listen("127.0.0.1:0").has_value());
+  {
+    net::HttpClient client(ioc, {});
+    REQUIRE(fetch(ioc, client, get(base(server.port()) + "/")).has_value());
+  }  // the client's idle connection stays open on the server side
+  server.stop();
+  ioc.restart();
+  const auto start = std::chrono::steady_clock::now();
+  ioc.run_for(3s);  // returns as soon as no session is left
+  CHECK(std::chrono::steady_clock::now() - start < 1s);
+}
+
+TEST_CASE("fetch_blocking runs its own io_context", "[net][client]") {
+  asio::io_context server_ioc;
+  net::HttpServer server(server_ioc, [](const net::ServerRequest& r) {
+    return net::ServerResponse{200, "text/plain", r.method + " " + r.target, {}};
+  });
+  REQUIRE(server.listen("127.0.0.1:0").has_value());
+  auto guard = asio::make_work_guard(server_ioc);
+  std::thread t([&] { server_ioc.run(); });
+  auto r = net::fetch_blocking(get(base(server.port()) + "/rules.yml"));
+  server.stop();
+  guard.reset();
+  t.join();
+  REQUIRE(r.has_value());
+  CHECK(r->body == "GET /rules.yml");
+}
