@@ -1,0 +1,402 @@
+// HttpQuerier: builds vmalert's instant-query request, streams the response into an
+// InstantParser and turns failures into vmalert's error texts.
+#include "datasource/http_querier.hpp"
+
+#include <map>
+#include <optional>
+
+#include "core/time.hpp"
+#include "datasource/response_parser.hpp"
+#include "net/url.hpp"
+
+namespace datasource {
+
+namespace {
+
+// Placeholder value for the args filled per query (query, time).
+constexpr std::string_view kPerQuery = "\x01";
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+    if (lower(a[i]) != lower(b[i])) return false;
+  }
+  return true;
+}
+
+// vmalert's UI hides headers named like these; alertd applies the same rule to query args.
+bool looks_secret(std::string_view name) {
+  std::string lower(name);
+  for (char& c : lower) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  for (const char* word : {"auth", "pass", "key", "secret", "token"}) {
+    if (lower.find(word) != std::string::npos) return true;
+  }
+  return false;
+}
+
+using Params = std::map<std::string, std::vector<std::string>>;
+
+void parse_query_string(std::string_view qs, Params& out) {
+  while (!qs.empty()) {
+    const size_t amp = qs.find('&');
+    const std::string_view pair = qs.substr(0, amp);
+    qs = amp == std::string_view::npos ? std::string_view{} : qs.substr(amp + 1);
+    if (pair.empty()) continue;
+    const size_t eq = pair.find('=');
+    const std::string key = net::query_unescape(pair.substr(0, eq));
+    const std::string value =
+        eq == std::string_view::npos ? std::string{} : net::query_unescape(pair.substr(eq + 1));
+    out[key].push_back(value);
+  }
+}
+
+std::string whole_seconds(core::Duration d) {
+  return std::to_string(std::chrono::duration_cast<std::chrono::seconds>(d).count()) + "s";
+}
+
+// "Post \"<url>\": ..." from net names the URL as sent; errors must show the display form.
+void replace_all(std::string& text, std::string_view from, std::string_view to) {
+  if (from.empty() || from == to) return;
+  for (size_t pos = text.find(from); pos != std::string::npos; pos = text.find(from, pos + to.size())) {
+    text.replace(pos, from.size(), to);
+  }
+}
+
+}  // namespace
+
+core::Result<net::Headers> parse_header_list(std::string_view list) {
+  net::Headers out;
+  if (trim(list).empty()) return out;
+  size_t index = 0;
+  while (true) {
+    const size_t sep = list.find("^^");
+    const std::string_view item = list.substr(0, sep);
+    ++index;
+    const size_t colon = item.find(':');
+    if (colon == std::string_view::npos) {
+      return core::fail("header #" + std::to_string(index) +
+                        " has no ':'; expecting \"Name: value\" entries separated by \"^^\"");
+    }
+    const std::string_view name = trim(item.substr(0, colon));
+    if (name.empty()) return core::fail("header #" + std::to_string(index) + " has an empty name");
+    out.emplace_back(std::string(name), std::string(trim(item.substr(colon + 1))));
+    if (sep == std::string_view::npos) break;
+    list.remove_prefix(sep + 2);
+  }
+  return out;
+}
+
+struct HttpQuerierFactory::Shared {
+  net::HttpClient* client = nullptr;
+  HttpQuerierOptions options;
+  std::string endpoint;  // scheme://host/path/api/v1/query, userinfo kept (net sends it)
+  Params base_params;    // the -datasource.url's own query args
+  net::Headers headers;  // Content-Type, Authorization, -datasource.headers
+};
+
+namespace {
+
+using Shared = HttpQuerierFactory::Shared;
+
+// One part of the query string: fixed text, or the per-query `query` / `time` value.
+struct Part {
+  enum class Kind { fixed, query, time };
+  Kind kind;
+  std::string text;  // fixed: "k=v&k2=v2"; query/time: "query=" / "time="
+};
+
+class State : public std::enable_shared_from_this<State> {
+ public:
+  State(std::shared_ptr<const Shared> shared, const QuerierParams& params)
+      : shared_(std::move(shared)) {
+    const HttpQuerierOptions& o = shared_->options;
+    Params q = shared_->base_params;
+    q["time"] = {std::string(kPerQuery)};
+    if (!o.disable_step_param) {
+      if (o.query_step > core::Duration::zero()) {
+        q["step"] = {whole_seconds(o.query_step)};
+      } else if (params.eval_interval > core::Duration::zero()) {
+        q["step"] = {whole_seconds(params.eval_interval)};
+      }
+    }
+    if (o.round_digits > 0) q["round_digits"] = {std::to_string(o.round_digits)};
+    for (const auto& [key, values] : params.query_params) q[key] = values;
+    q["query"] = {std::string(kPerQuery)};
+    build_parts(q, false, parts_);
+    for (const auto& [key, values] : q) secret_args_ |= looks_secret(key);
+    if (secret_args_ && !o.show_url) build_parts(q, true, display_parts_);
+
+    headers_ = shared_->headers;
+    for (const auto& [name, value] : params.headers) {
+      bool replaced = false;
+      for (auto& h : headers_) {
+        if (iequals(h.first, name)) {
+          h.second = value;
+          replaced = true;
+        }
+      }
+      if (!replaced) headers_.emplace_back(name, value);
+    }
+  }
+
+  void query(std::string_view expr, core::TimePoint ts, core::QueryResult& out, QueryDone done) {
+    auto call = std::make_shared<Call>();
+    call->state = shared_from_this();
+    call->expr.assign(expr);
+    call->time = core::format_rfc3339_seconds(ts);
+    call->out = &out;
+    call->done = std::move(done);
+    if (free_parsers_.empty()) {
+      call->parser = std::make_unique<InstantParser>();
+    } else {
+      call->parser = std::move(free_parsers_.back());
+      free_parsers_.pop_back();
+    }
+    call->parser->reset(out);
+
+    net::Request req;
+    req.method = "POST";
+    req.url = render(parts_, call->expr, call->time);
+    req.headers = headers_;
+    req.timeout = shared_->options.query_timeout;
+    req.max_response_bytes = shared_->options.max_response_size;
+    req.on_body_chunk = [call](std::string_view chunk) -> std::optional<core::Error> {
+      auto r = call->parser->feed(chunk);
+      if (r) return std::nullopt;
+      call->parse_error = r.error();
+      return r.error();
+    };
+    call->url = req.url;
+    shared_->client->send(std::move(req), [call](core::Result<net::Response> r) {
+      call->state->complete(*call, std::move(r));
+    });
+  }
+
+ private:
+  struct Call {
+    std::shared_ptr<State> state;
+    std::string expr;
+    std::string time;
+    std::string url;
+    core::QueryResult* out = nullptr;
+    QueryDone done;
+    std::unique_ptr<InstantParser> parser;
+    std::optional<core::Error> parse_error;
+  };
+
+  void build_parts(const Params& q, bool redact, std::vector<Part>& parts) const {
+    parts.clear();
+    std::string fixed;
+    auto flush = [&] {
+      if (!fixed.empty()) parts.push_back(Part{Part::Kind::fixed, std::move(fixed)});
+      fixed.clear();
+    };
+    bool first = true;
+    for (const auto& [key, values] : q) {
+      for (const auto& value : values) {
+        if (!first) fixed.push_back('&');
+        first = false;
+        net::append_query_escaped(fixed, key);
+        fixed.push_back('=');
+        if (value == kPerQuery) {
+          flush();
+          parts.push_back(Part{key == "query" ? Part::Kind::query : Part::Kind::time, {}});
+        } else if (redact && looks_secret(key)) {
+          fixed.append("secret");
+        } else {
+          net::append_query_escaped(fixed, value);
+        }
+      }
+    }
+    flush();
+  }
+
+  std::string render(const std::vector<Part>& parts, std::string_view expr,
+                     std::string_view time) const {
+    std::string url;
+    url.reserve(shared_->endpoint.size() + 64 + expr.size() * 2);
+    url.append(shared_->endpoint).push_back('?');
+    for (const Part& p : parts) {
+      switch (p.kind) {
+        case Part::Kind::fixed:
+          url.append(p.text);
+          break;
+        case Part::Kind::query:
+          net::append_query_escaped(url, expr);
+          break;
+        case Part::Kind::time:
+          net::append_query_escaped(url, time);
+          break;
+      }
+    }
+    return url;
+  }
+
+  [[nodiscard]] std::string display_url(const Call& call) const {
+    if (display_parts_.empty()) return net::redact_url(call.url);
+    return net::redact_url(render(display_parts_, call.expr, call.time));
+  }
+
+  core::Error parse_failure(const core::Error& e, const std::string& url) const {
+    // The parser reports a datasource-side error as
+    //   datasource returned an error: errorType "<t>", error "<e>"
+    // which vmalert prints as `response error, query: <url>, errorType: <t>, error: <e>`.
+    constexpr std::string_view kStatusError = "datasource returned an error: errorType ";
+    std::string_view m = e.message;
+    if (m.starts_with(kStatusError)) {
+      m.remove_prefix(kStatusError.size());
+      std::string_view type = m;
+      std::string_view detail;
+      const size_t sep = m.find(", error \"");
+      if (sep != std::string_view::npos) {
+        type = m.substr(0, sep);
+        detail = m.substr(sep + 9);
+        if (!detail.empty() && detail.back() == '"') detail.remove_suffix(1);
+      }
+      if (type.size() >= 2 && type.front() == '"' && type.back() == '"') {
+        type = type.substr(1, type.size() - 2);
+      }
+      return core::Error{"response error, query: " + url + ", errorType: " + std::string(type) +
+                         ", error: " + std::string(detail)};
+    }
+    return core::Error{"error parsing prometheus metrics for " + url + ": " + e.message};
+  }
+
+  void complete(Call& call, core::Result<net::Response> r) {
+    std::optional<core::Error> err;
+    const std::string url = display_url(call);
+    if (!r) {
+      if (call.parse_error) {
+        err = parse_failure(*call.parse_error, url);
+      } else {
+        std::string msg = r.error().message;
+        replace_all(msg, net::redact_url(call.url), url);
+        if (msg.find("response exceeds max size") != std::string::npos) {
+          msg += " (raise -datasource.maxResponseSize)";
+        }
+        err = core::Error{std::move(msg)};
+      }
+    } else if (r->status != 200) {
+      err = core::Error{"unexpected response code " + std::to_string(r->status) + " for " + url +
+                        ". Response body " + r->body};
+    } else if (auto f = call.parser->finish(); !f) {
+      err = parse_failure(f.error(), url);
+    } else if (call.out->type != core::ResultType::vector &&
+               call.out->type != core::ResultType::scalar) {
+      const char* name = call.out->type == core::ResultType::matrix ? "matrix" : "string";
+      err = core::Error{"error parsing prometheus metrics for " + url + ": unknown result type \"" +
+                        name + "\""};
+    }
+    if (free_parsers_.size() < 16) free_parsers_.push_back(std::move(call.parser));
+    QueryDone done = std::move(call.done);
+    done(std::move(err));
+  }
+
+  std::shared_ptr<const Shared> shared_;
+  std::vector<Part> parts_;
+  std::vector<Part> display_parts_;  // with secret-looking args hidden; empty = same as parts_
+  bool secret_args_ = false;
+  net::Headers headers_;
+  std::vector<std::unique_ptr<InstantParser>> free_parsers_;
+};
+
+class HttpQuerier final : public Querier {
+ public:
+  explicit HttpQuerier(std::shared_ptr<State> state) : state_(std::move(state)) {}
+
+  /* Querier */
+  void query(std::string_view expr, core::TimePoint ts, core::QueryResult& out,
+             QueryDone done) override {
+    state_->query(expr, ts, out, std::move(done));
+  }
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
+// Datasource types alertd does not speak yet fail every query with a clear message.
+class UnsupportedQuerier final : public Querier {
+ public:
+  explicit UnsupportedQuerier(std::string type) : type_(std::move(type)) {}
+
+  /* Querier */
+  void query(std::string_view, core::TimePoint, core::QueryResult& out, QueryDone done) override {
+    out.clear();
+    done(core::Error{"datasource type \"" + type_ +
+                     "\" is not supported by alertd (only \"prometheus\")"});
+  }
+
+ private:
+  std::string type_;
+};
+
+}  // namespace
+
+core::Result<std::unique_ptr<HttpQuerierFactory>> HttpQuerierFactory::create(
+    net::HttpClient& client, HttpQuerierOptions options) {
+  auto shared = std::make_shared<Shared>();
+  shared->client = &client;
+  std::string_view url = options.url;
+  if (trim(url).empty()) return core::fail("the datasource URL is empty");
+  const size_t hash = url.find('#');
+  if (hash != std::string_view::npos) url = url.substr(0, hash);
+  const size_t qmark = url.find('?');
+  std::string_view path = url.substr(0, qmark);
+  while (!path.empty() && path.back() == '/') path.remove_suffix(1);
+  if (qmark != std::string_view::npos) parse_query_string(url.substr(qmark + 1), shared->base_params);
+  shared->endpoint.assign(path);
+  if (options.append_type_prefix) shared->endpoint.append("/prometheus");
+  shared->endpoint.append("/api/v1/query");
+  if (auto parsed = net::parse_url(shared->endpoint); !parsed) return core::fail(parsed.error());
+
+  shared->headers.emplace_back("Content-Type", "application/json");
+  const bool basic = !options.basic_auth_username.empty() || !options.basic_auth_password.empty();
+  if (basic && !options.bearer_token.empty()) {
+    return core::fail("at most one of basic auth (username/password) and bearer token can be set");
+  }
+  if (basic) {
+    shared->headers.emplace_back(
+        "Authorization",
+        "Basic " + net::base64_encode(options.basic_auth_username + ":" +
+                                      options.basic_auth_password));
+  } else if (!options.bearer_token.empty()) {
+    shared->headers.emplace_back("Authorization", "Bearer " + options.bearer_token);
+  }
+  auto extra = parse_header_list(options.headers);
+  if (!extra) return core::fail(extra.error().wrap("-datasource.headers"));
+  for (auto& [name, value] : *extra) {
+    bool replaced = false;
+    for (auto& h : shared->headers) {
+      if (iequals(h.first, name)) {
+        h.second = value;
+        replaced = true;
+      }
+    }
+    if (!replaced) shared->headers.emplace_back(std::move(name), std::move(value));
+  }
+  shared->options = std::move(options);
+  return std::unique_ptr<HttpQuerierFactory>(new HttpQuerierFactory(std::move(shared)));
+}
+
+HttpQuerierFactory::HttpQuerierFactory(std::shared_ptr<const Shared> shared)
+    : shared_(std::move(shared)) {}
+
+HttpQuerierFactory::~HttpQuerierFactory() = default;
+
+std::unique_ptr<Querier> HttpQuerierFactory::build(const QuerierParams& params) {
+  if (params.type != "prometheus" && !params.type.empty()) {
+    return std::make_unique<UnsupportedQuerier>(params.type);
+  }
+  return std::make_unique<HttpQuerier>(std::make_shared<State>(shared_, params));
+}
+
+}  // namespace datasource

@@ -1,0 +1,90 @@
+// datasource::HttpQuerier: the Prometheus-compatible instant-query client (vmalert's
+// datasource/client_prom.go), on top of net::HttpClient and the streaming InstantParser.
+//
+// Request, as vmalert sends it: POST <url>[/prometheus]/api/v1/query?<params> with an empty body
+// and `Content-Type: application/json`. Params are sorted by name like Go's url.Values.Encode:
+// the -datasource.url's own query args, `time` (RFC 3339, seconds), `step` (-datasource.queryStep,
+// or the group interval when that is 0; dropped with -datasource.disableStepParam),
+// `round_digits` (when > 0), the group `params` (which replace same-named args), and `query`.
+// Headers: Content-Type, then Authorization (basic or bearer), then -datasource.headers with the
+// group `headers` replacing same-named ones (case-insensitive).
+//
+// The response body is fed to the parser as it arrives. Errors read as vmalert's:
+//   unexpected response code 500 for <url>. Response body <body>
+//   error parsing prometheus metrics for <url>: <detail>
+//   response error, query: <url>, errorType: <type>, error: <message>
+// <url> never carries userinfo; unless show_url is set, the value of every query arg whose name
+// looks secret (auth, pass, key, secret, token) is replaced by "secret". Header values never
+// appear anywhere.
+//
+// Concurrency: the per-datasource cap on queries in flight (-datasource.maxConcurrentQueries)
+// is enforced by the net::HttpClient the caller builds (ClientOptions::max_concurrent); the TLS
+// options (-datasource.tls*) live there too. Timeouts retries and keep-alive are the client's.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/time.hpp"
+#include "datasource/querier.hpp"
+#include "net/http_client.hpp"
+
+namespace datasource {
+
+struct HttpQuerierOptions {
+  // -datasource.url, e.g. "http://127.0.0.1:8428" or "http://vm/select/0?extra_label=env=prod".
+  std::string url;
+  // -datasource.appendTypePrefix: add "/prometheus" before "/api/v1/query".
+  bool append_type_prefix = false;
+  // -datasource.queryStep (default 5m); 0 = use the group's evaluation interval.
+  core::Duration query_step = std::chrono::minutes(5);
+  // -datasource.disableStepParam.
+  bool disable_step_param = false;
+  // -datasource.roundDigits (> 0 adds round_digits=N).
+  int round_digits = 0;
+  // -datasource.headers: "Name: value^^Name2: value2".
+  std::string headers;
+  // -datasource.basicAuth.username / password (the caller reads -datasource.basicAuth.passwordFile).
+  std::string basic_auth_username;
+  std::string basic_auth_password;
+  // -datasource.bearerToken (the caller reads -datasource.bearerTokenFile).
+  std::string bearer_token;
+  // -datasource.queryTimeout: deadline of one query (dial + send + full response).
+  std::chrono::milliseconds query_timeout{30000};
+  // -datasource.maxResponseSize in bytes; 0 = no cap.
+  size_t max_response_size = 0;
+  // -datasource.maxConcurrentQueries: informational here, the HttpClient enforces it.
+  size_t max_concurrent_queries = 0;
+  // -datasource.showURL: print query args with secret-looking names in errors too.
+  bool show_url = false;
+};
+
+// Splits "-datasource.headers" ("K: v^^K2: v2"); an entry without ':' is an error that names
+// its position but not its content (values may be secrets).
+core::Result<net::Headers> parse_header_list(std::string_view list);
+
+class HttpQuerierFactory final : public QuerierFactory {
+ public:
+  // Validates the options (URL, header list, one auth method). `client` must outlive the
+  // factory and every querier it builds.
+  static core::Result<std::unique_ptr<HttpQuerierFactory>> create(net::HttpClient& client,
+                                                                  HttpQuerierOptions options);
+  ~HttpQuerierFactory() override;
+
+  /* QuerierFactory */
+  std::unique_ptr<Querier> build(const QuerierParams& params) override;
+
+  struct Shared;
+
+ private:
+  explicit HttpQuerierFactory(std::shared_ptr<const Shared> shared);
+  std::shared_ptr<const Shared> shared_;
+};
+
+}  // namespace datasource
