@@ -284,7 +284,23 @@ class Parser {
     return 0;
   }
 
+  // Bounds the recursion, so a hostile `((((...` is an error instead of a stack overflow.
+  class DepthGuard {
+   public:
+    DepthGuard(Parser& p) : p_(p) {
+      if (++p_.depth_ > kMaxDepth) p_.fail(p_.cur_, "expression nesting too deep");
+    }
+    ~DepthGuard() { --p_.depth_; }
+    DepthGuard(const DepthGuard&) = delete;
+    DepthGuard& operator=(const DepthGuard&) = delete;
+
+   private:
+    Parser& p_;
+  };
+  static constexpr int kMaxDepth = 500;
+
   void parse_expr(int min_prec = 1) {
+    DepthGuard guard(*this);
     parse_unary();
     while (true) {
       const int prec = binop_precedence();
@@ -384,6 +400,7 @@ class Parser {
   }
 
   void parse_duration_term(std::string_view context) {
+    DepthGuard guard(*this);
     if (cur_.kind == Tok::op && (cur_.text == "+" || cur_.text == "-")) {
       advance();
       parse_duration_term(context);
@@ -564,6 +581,7 @@ class Parser {
   Lexer lex_;
   Token cur_;
   int with_depth_ = 0;
+  int depth_ = 0;
 };
 
 }  // namespace

@@ -137,3 +137,14 @@ TEST_CASE("broken expressions fail with a position", "[config][promql]") {
     CHECK(err->to_string() == c.error);
   }
 }
+
+TEST_CASE("deep nesting is an error, not a stack overflow", "[config][promql]") {
+  const std::string deep = std::string(100000, '(') + "1" + std::string(100000, ')');
+  const auto err = config::check_promql(deep);
+  REQUIRE(err.has_value());
+  CHECK(err->message == "expression nesting too deep");
+  const std::string neg = "x[" + std::string(100000, '-') + "5m]";
+  REQUIRE(config::check_promql(neg).has_value());
+  const std::string ok = std::string(100, '(') + "1" + std::string(100, ')');
+  CHECK_FALSE(config::check_promql(ok).has_value());
+}
