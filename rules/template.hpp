@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,8 +55,27 @@ struct TemplateEnv {
   std::function<core::TimePoint()> now;
 };
 
-class TemplateSet;  // the shared {{ define }} blocks of -rule.templates files
 class TemplateImpl;
+struct TemplateSetData;
+
+// The shared {{ define }} blocks of -rule.templates files, available to every rule value.
+// Cheap to copy (shared, immutable); Templates parsed against a set keep it alive.
+class TemplateSet {
+ public:
+  struct File {
+    std::string name;  // used in error messages, like Go's ParseFiles (the base name)
+    std::string text;
+  };
+  TemplateSet();
+  // Parses every file; a parse error names the file and line (`template: NAME:LINE: MSG`).
+  // A later file's definition of a name replaces an earlier one, as in Go.
+  [[nodiscard]] static core::Result<TemplateSet> parse(std::span<const File> files);
+  [[nodiscard]] bool empty() const;
+  [[nodiscard]] const std::shared_ptr<const TemplateSetData>& data() const { return data_; }
+
+ private:
+  std::shared_ptr<const TemplateSetData> data_;
+};
 
 class Template {
  public:
@@ -81,6 +102,14 @@ class Template {
  private:
   std::unique_ptr<TemplateImpl> impl_;
 };
+
+// vmalert's treatment of one label or annotation value in one step: parse, then render. On
+// failure the error is the text vmalert reports: "error parsing template: template: :1: ..." or
+// "error evaluating template: template: :1:320: executing \"\" at <...>: ...".
+[[nodiscard]] core::Result<std::string> render_vmalert(std::string_view text,
+                                                       const TemplateData& data,
+                                                       const TemplateEnv& env,
+                                                       const TemplateSet* shared = nullptr);
 
 // Parses `text` and reports only whether it is valid: the check config/ receives for
 // -rule.validateTemplates.

@@ -1,0 +1,204 @@
+#include "rules/template.hpp"
+
+#include <set>
+
+#include "rules/template_ast.hpp"
+#include "rules/template_exec.hpp"
+
+namespace rules {
+
+namespace tmpl {
+
+namespace {
+struct FuncName {
+  std::string_view name;
+  Func f;
+};
+constexpr FuncName kFuncs[] = {
+    {"and", Func::and_},
+    {"or", Func::or_},
+    {"not", Func::not_},
+    {"len", Func::len},
+    {"index", Func::index},
+    {"slice", Func::slice},
+    {"print", Func::print},
+    {"printf", Func::printf},
+    {"println", Func::println},
+    {"eq", Func::eq},
+    {"ne", Func::ne},
+    {"lt", Func::lt},
+    {"le", Func::le},
+    {"gt", Func::gt},
+    {"ge", Func::ge},
+    {"html", Func::html},
+    {"js", Func::js},
+    {"urlquery", Func::urlquery},
+    {"call", Func::call},
+    {"title", Func::title},
+    {"toUpper", Func::toUpper},
+    {"toLower", Func::toLower},
+    {"crlfEscape", Func::crlfEscape},
+    {"quotesEscape", Func::quotesEscape},
+    {"jsonEscape", Func::jsonEscape},
+    {"htmlEscape", Func::htmlEscape},
+    {"stripPort", Func::stripPort},
+    {"stripDomain", Func::stripDomain},
+    {"match", Func::match},
+    {"reReplaceAll", Func::reReplaceAll},
+    {"parseDuration", Func::parseDuration},
+    {"parseDurationTime", Func::parseDurationTime},
+    {"humanize", Func::humanize},
+    {"humanize1024", Func::humanize1024},
+    {"humanizeDuration", Func::humanizeDuration},
+    {"humanizePercentage", Func::humanizePercentage},
+    {"humanizeTimestamp", Func::humanizeTimestamp},
+    {"toTime", Func::toTime},
+    {"formatTime", Func::formatTime},
+    {"now", Func::now},
+    {"externalURL", Func::externalURL},
+    {"pathPrefix", Func::pathPrefix},
+    {"pathEscape", Func::pathEscape},
+    {"queryEscape", Func::queryEscape},
+    {"first", Func::first},
+    {"label", Func::label},
+    {"value", Func::value},
+    {"strvalue", Func::strvalue},
+    {"sortByLabel", Func::sortByLabel},
+    {"args", Func::args},
+    {"safeHtml", Func::safeHtml},
+    {"query", Func::query},
+};
+}  // namespace
+
+bool lookup_func(std::string_view name, Func& out) {
+  for (const auto& e : kFuncs) {
+    if (e.name == name) {
+      out = e.f;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string_view func_name(Func f) {
+  for (const auto& e : kFuncs) {
+    if (e.f == f) return e.name;
+  }
+  return "?";
+}
+
+}  // namespace tmpl
+
+class TemplateImpl {
+ public:
+  std::string verbatim;
+  bool literal = false;
+  std::shared_ptr<const tmpl::Tree> main;
+  tmpl::TreeMap defines;
+  std::shared_ptr<const TemplateSetData> shared;
+  bool uses_query = false;
+};
+
+namespace {
+
+// True when `start` or anything it reaches through {{template}} calls `query`.
+bool reaches_query(const tmpl::Tree& start, const tmpl::TreeMap& own, const TemplateSetData* shared) {
+  std::set<std::string, std::less<>> seen;
+  std::vector<const tmpl::Tree*> todo{&start};
+  while (!todo.empty()) {
+    const tmpl::Tree* t = todo.back();
+    todo.pop_back();
+    if (t->uses_query) return true;
+    for (const auto& name : t->calls) {
+      if (!seen.insert(name).second) continue;
+      if (auto it = own.find(name); it != own.end()) {
+        todo.push_back(it->second.get());
+      } else if (shared != nullptr) {
+        if (auto s = shared->trees.find(name); s != shared->trees.end()) todo.push_back(s->second.get());
+      }
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+Template::Template() : impl_(std::make_unique<TemplateImpl>()) {
+  impl_->literal = true;
+}
+Template::~Template() = default;
+Template::Template(Template&&) noexcept = default;
+Template& Template::operator=(Template&&) noexcept = default;
+
+core::Result<Template> Template::parse(std::string_view text, const TemplateSet* shared) {
+  Template t;
+  TemplateImpl& impl = *t.impl_;
+  if (shared != nullptr) impl.shared = shared->data();
+  // vmalert templates a value only when it contains both delimiters.
+  if (text.find("{{") == std::string_view::npos || text.find("}}") == std::string_view::npos) {
+    impl.literal = true;
+    impl.verbatim = std::string(text);
+    return t;
+  }
+  auto parsed = tmpl::parse_text(text, "", true);
+  if (!parsed) return core::fail(parsed.error());
+  impl.literal = false;
+  impl.main = std::move(parsed->main);
+  impl.defines = std::move(parsed->defines);
+  impl.uses_query = reaches_query(*impl.main, impl.defines, impl.shared.get());
+  return t;
+}
+
+core::Result<void> Template::render(const TemplateData& data, const TemplateEnv& env,
+                                    std::string& out) const {
+  if (impl_->literal) {
+    out.append(impl_->verbatim);
+    return {};
+  }
+  return tmpl::execute(*impl_->main, impl_->defines, impl_->shared.get(), data, env, out);
+}
+
+bool Template::is_literal() const { return impl_->literal; }
+bool Template::uses_query() const { return impl_->uses_query; }
+
+std::optional<core::Error> check_template(std::string_view text, const TemplateSet* shared) {
+  auto t = Template::parse(text, shared);
+  if (!t) return t.error();
+  return std::nullopt;
+}
+
+core::Result<std::string> render_vmalert(std::string_view text, const TemplateData& data,
+                                         const TemplateEnv& env, const TemplateSet* shared) {
+  auto t = Template::parse(text, shared);
+  if (!t) return core::fail("error parsing template: " + t.error().message);
+  std::string out;
+  auto r = t->render(data, env, out);
+  if (!r) return core::fail("error evaluating template: " + r.error().message);
+  return out;
+}
+
+TemplateSet::TemplateSet() : data_(std::make_shared<TemplateSetData>()) {}
+
+core::Result<TemplateSet> TemplateSet::parse(std::span<const File> files) {
+  auto data = std::make_shared<TemplateSetData>();
+  for (const File& f : files) {
+    auto parsed = tmpl::parse_text(f.text, f.name, false);
+    if (!parsed) return core::fail(parsed.error());
+    // Like ParseFiles: the file's own text becomes a template named after the file.
+    parsed->main->name = f.name;
+    auto add = [&](std::shared_ptr<const tmpl::Tree> tree) {
+      auto it = data->trees.find(tree->name);
+      if (it != data->trees.end() && tree->empty && !it->second->empty) return;
+      data->trees[tree->name] = std::move(tree);
+    };
+    add(parsed->main);
+    for (auto& [name, tree] : parsed->defines) add(tree);
+  }
+  TemplateSet set;
+  set.data_ = std::move(data);
+  return set;
+}
+
+bool TemplateSet::empty() const { return data_->trees.empty(); }
+
+}  // namespace rules

@@ -1,0 +1,49 @@
+// The string and number helpers behind vmalert's template functions (internal to rules/),
+// each a port of the Go function it names.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/error.hpp"
+
+namespace rules::tmplfn {
+
+// humanize, humanize1024, humanizeDuration, humanizePercentage on a float64.
+void humanize(std::string& out, double v);
+void humanize1024(std::string& out, double v);
+void humanize_duration(std::string& out, double v);
+void humanize_percentage(std::string& out, double v);
+// vmalert's float seconds -> time: ms = int64(v*1e3), as ns since the epoch.
+int64_t unix_float_to_ns(double v);
+
+// strings.Title / ToUpper / ToLower (simple Unicode case mapping for Latin, Greek, Cyrillic).
+std::string title(std::string_view s);
+std::string to_upper(std::string_view s);
+std::string to_lower(std::string_view s);
+
+// url.QueryEscape / url.PathEscape.
+void query_escape(std::string& out, std::string_view s);
+void path_escape(std::string& out, std::string_view s);
+// text/template html / js builtins.
+void html_builtin(std::string& out, std::string_view s);
+void js_builtin(std::string& out, std::string_view s);
+// vmalert's quicktemplate escapers.
+void html_escape(std::string& out, std::string_view s);
+void quotes_escape(std::string& out, std::string_view s);
+void crlf_escape(std::string& out, std::string_view s);
+
+// net.SplitHostPort based helpers.
+std::string_view strip_port(std::string_view host_port);
+std::string strip_domain(std::string_view host_port);
+// The path of a URL ("http://h:1/prefix?x" -> "/prefix").
+std::string_view url_path(std::string_view url);
+
+// regexp.MatchString and regexp.MustCompile(pattern).ReplaceAllString(text, repl) with RE2.
+core::Result<bool> regex_match(std::string_view pattern, std::string_view text);
+core::Result<std::string> regex_replace_all(std::string_view pattern, std::string_view repl,
+                                            std::string_view text);
+
+}  // namespace rules::tmplfn
