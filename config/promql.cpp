@@ -43,12 +43,14 @@ struct Token {
   std::string error;  // for Tok::bad
 };
 
+bool is_digit_char(char c) { return c >= '0' && c <= '9'; }
+
+// Bytes >= 0x80 count as letters: MetricsQL accepts Unicode letters in identifiers.
 bool ident_start(char c) {
-  return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == ':';
+  return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == ':' ||
+         static_cast<unsigned char>(c) >= 0x80;
 }
-bool ident_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == ':' || c == '.';
-}
+bool ident_char(char c) { return ident_start(c) || is_digit_char(c) || c == '.'; }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 bool iequals(std::string_view a, std::string_view b) {

@@ -18,6 +18,8 @@ TEST_CASE("valid PromQL and MetricsQL expressions pass", "[config][promql]") {
       "up{a=\"b\" or c=\"d\"}",
       "ns:metric:rate5m",
       "foo.bar.baz",
+      "métrique{étiquette=\"é\"}",
+      "foo\\-bar",
       // ranges, subqueries, offset, @
       "rate(x[5m])",
       "rate(x[1h30m])",
