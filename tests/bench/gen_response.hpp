@@ -1,0 +1,22 @@
+// Synthetic Prometheus instant-query responses for the parser benchmarks, shaped like vmalert's
+// testdata/instant_response.json (vm_http_requests_total from a VictoriaMetrics cluster, ~418
+// bytes per series, 11 labels, fractional timestamps).
+//
+// Cardinality, stated because it drives the compact result's size: series i belongs to pod
+// i / 20 and path i % 20, so every series is unique, `instance` and `pod` change every 20
+// series, `path` cycles through 20 values, and the other 8 labels take a handful of values.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace alertd_bench {
+
+// A full response body: {"status":"success","isPartial":false,"data":{"resultType":"vector",
+// "result":[...]},"stats":{"seriesFetched":"N"}}. Deterministic.
+std::string generate_instant_response(size_t series);
+
+// Wraps a bare `result` array (like vmalert's instant_response.json) into a response body.
+std::string wrap_result_array(const std::string& result_array);
+
+}  // namespace alertd_bench
