@@ -21,7 +21,8 @@
 namespace config {
 namespace {
 
-using Entries = std::vector<std::pair<YAML::Node, YAML::Node>>;
+using Entry = std::pair<YAML::Node, YAML::Node>;
+using Entries = std::vector<Entry>;
 
 std::string quote(std::string_view s) {
   std::string out = "\"";
@@ -65,6 +66,11 @@ class FileParser {
   void error(const YAML::Mark& m, const std::string& context, const std::string& msg) {
     add_error(pos_of(file_, m), context + msg);
   }
+  void warning(const YAML::Mark& m, const std::string& context, const std::string& msg) {
+    std::string text = prefix(pos_of(file_, m)) + context + msg;
+    // An anchored map is visited once per alias: report each problem once.
+    if (warned_.insert(text).second) out_.warnings.push_back(std::move(text));
+  }
   void add_error(const SourcePos& p, std::string msg) {
     errors_.push_back(PendingError{p.line, p.column, errors_.size(), prefix(p) + std::move(msg)});
   }
@@ -105,6 +111,7 @@ class FileParser {
   std::unordered_map<std::string, int> group_lines_;  // name -> line of first definition
   std::vector<GroupSpec> groups_;
   std::vector<PendingError> errors_;  // reported in file order at the end
+  std::unordered_set<std::string> warned_;
 };
 
 void FileParser::collect_merge(const YAML::Node& value, Entries& merged,
@@ -127,7 +134,7 @@ void FileParser::collect_merge(const YAML::Node& value, Entries& merged,
 Entries FileParser::entries(const YAML::Node& map, const std::string& context) {
   Entries explicit_entries;
   Entries merged;
-  std::unordered_map<std::string, int> seen;
+  std::unordered_map<std::string, size_t> seen;  // key -> index in explicit_entries
   for (auto it = map.begin(); it != map.end(); ++it) {
     const YAML::Node key = it->first;  // the iterator yields a proxy: copy, never bind
     const YAML::Node value = it->second;
@@ -136,11 +143,14 @@ Entries FileParser::entries(const YAML::Node& map, const std::string& context) {
       continue;
     }
     if (key.IsScalar()) {
-      auto [pos, inserted] = seen.emplace(key.Scalar(), key.Mark().line + 1);
+      auto [pos, inserted] = seen.emplace(key.Scalar(), explicit_entries.size());
       if (!inserted) {
-        error(key.Mark(), context,
-              "field " + quote(key.Scalar()) + " is already set at line " +
-                  std::to_string(pos->second));
+        // vmalert's non-strict yaml.v2 decoding keeps the last value; so do we, with a warning.
+        Entry& first = explicit_entries[pos->second];
+        warning(key.Mark(), context,
+                "field " + quote(key.Scalar()) + " is set twice (first at line " +
+                    std::to_string(first.first.Mark().line + 1) + "); the last value is used");
+        first.second = value;
         continue;
       }
     }
@@ -148,7 +158,9 @@ Entries FileParser::entries(const YAML::Node& map, const std::string& context) {
   }
   for (auto& kv : merged) {
     if (!kv.first.IsScalar()) continue;
-    if (seen.emplace(kv.first.Scalar(), 0).second) explicit_entries.push_back(kv);
+    if (seen.emplace(kv.first.Scalar(), explicit_entries.size()).second) {
+      explicit_entries.push_back(kv);
+    }
   }
   return explicit_entries;
 }

@@ -266,9 +266,6 @@ TEST_CASE("validation errors name file, line, column, group and rule", "[config]
       {"rules is not a list",
        "groups:\n  - name: g\n    rules: 3\n",
        "rules.yml:3:12: group \"g\": field \"rules\": expected a list"},
-      {"duplicate key",
-       "groups:\n  - name: g\n    limit: 1\n    limit: 2\n",
-       "rules.yml:4:5: group \"g\": field \"limit\" is already set at line 3"},
       {"YAML syntax error",
        "groups:\n  - name: g\n    rules: [\n",
        "rules.yml:4:1: cannot parse YAML: end of sequence flow not found"},
@@ -296,6 +293,23 @@ TEST_CASE("validation errors name file, line, column, group and rule", "[config]
       CHECK(r.errors.front().message == c.expected);
     }
   }
+}
+
+TEST_CASE("a key given twice keeps the last value, with a warning (as vmalert)", "[config]") {
+  const auto r = parse(
+      "groups:\n  - name: g\n    limit: 1\n    limit: 2\n    rules:\n      - alert: a\n"
+      "        expr: up\n        labels: {x: '1', x: '2'}\n");
+  INFO(all_errors(r));
+  REQUIRE(r.ok());
+  CHECK(r.groups[0].limit == 2);
+  CHECK(r.groups[0].rules[0].labels.get("x") == std::optional<std::string_view>("2"));
+  REQUIRE(r.warnings.size() == 2);
+  CHECK(r.warnings[0] ==
+        "rules.yml:4:5: group \"g\": field \"limit\" is set twice (first at line 3); the last "
+        "value is used");
+  CHECK(r.warnings[1] ==
+        "rules.yml:8:26: group \"g\": rule \"a\": field \"x\" is set twice (first at line 8); "
+        "the last value is used");
 }
 
 TEST_CASE("all errors of a load are reported together", "[config]") {
