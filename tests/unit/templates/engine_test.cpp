@@ -1,0 +1,218 @@
+// The template engine's API and the Go semantics template_cases.json does not cover.
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "rules/template.hpp"
+
+namespace {
+
+struct Fixture {
+  core::Labels labels{{"instance", "host-1:9100"}, {"job", "node"}};
+  core::Labels ext{{"cluster", "prod"}};
+  rules::TemplateData data;
+  rules::TemplateEnv env;
+  int queries = 0;
+  Fixture() {
+    data.labels = &labels;
+    data.value = 93.5;
+    data.expr = "up == 0";
+    data.active_at = core::from_unix_seconds(1700000000);
+    data.for_ = std::chrono::minutes(5);
+    data.interval = std::chrono::seconds(30);
+    env.external_labels = &ext;
+    env.external_url = "http://vm.example.com:8880/vmalert";
+    env.query = [this](std::string_view q) -> core::Result<std::vector<rules::QuerySample>> {
+      ++queries;
+      if (q == "fail") return core::fail("datasource unreachable");
+      rules::QuerySample a{core::Labels{{"instance", "b"}}, 2, 1700000000000};
+      rules::QuerySample b{core::Labels{{"instance", "a"}}, 1, 1700000000000};
+      return std::vector<rules::QuerySample>{a, b};
+    };
+    env.now = [] { return core::from_unix_seconds(1700000100); };
+  }
+  std::string render(std::string_view text, const rules::TemplateSet* set = nullptr) {
+    auto r = rules::render_vmalert(text, data, env, set);
+    return r ? *r : "ERR " + r.error().message;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("rendering table beyond the reference cases", "[templates]") {
+  Fixture f;
+  struct Row {
+    const char* text;
+    const char* want;
+  };
+  const Row rows[] = {
+      {"{{ $for }} {{ $interval }} {{ .For }}", "5m0s 30s 5m0s"},
+      {"{{ $activeAt }}", "2023-11-14 22:13:20 +0000 UTC"},
+      {"{{ ($activeAt.Add (parseDurationTime \"1h\")).UnixMilli }}", "1700003600000"},
+      {"{{ $activeAt.Unix }} {{ $activeAt.Format \"15:04\" }}", "1700000000 22:13"},
+      {"{{ ((now | toTime).Sub $activeAt).String }}", "1m40s"},
+      {"{{ $for.Seconds }} {{ printf \"%s\" .Interval }}", "300 30s"},
+      {"{{ $expr | queryEscape }} {{ \"a/b c\" | pathEscape }}", "up+%3D%3D+0 a%2Fb%20c"},
+      {"{{ externalURL }} {{ pathPrefix }} {{ $externalURL }}",
+       "http://vm.example.com:8880/vmalert /vmalert http://vm.example.com:8880/vmalert"},
+      {"{{ \"a\\nb\\r\" | crlfEscape }}|{{ \"x\\\"<'\" | quotesEscape }}|{{ \"q\" | jsonEscape }}",
+       "a\\nb\\r|x\\\"\\u003c\\u0027|\"q\""},
+      {"{{ \"<b>\" | safeHtml }}", "<b>"},
+      {"{{ range $i, $s := query \"up\" }}{{ $i }}={{ $s | value }}/{{ label \"instance\" $s }} {{ end }}",
+       "0=2/b 1=1/a "},
+      {"{{ (query \"up\" | first).Labels.instance }} {{ query \"up\" | first | strvalue }}|", "b |"},
+      {"{{ len (query \"up\") }} {{ len $labels }} {{ len \"héllo\" }}", "2 2 6"},
+      {"{{ index (args 1 \"x\") \"arg1\" }} {{ index (args 1) \"nope\" }}", "x <no value>"},
+      {"{{ define \"t\" }}[{{ . }}]{{ end }}{{ template \"t\" $labels.job }}", "[node]"},
+      {"{{ block \"b\" . }}{{ .Expr }}{{ end }}", "up == 0"},
+      {"{{ with $labels.nope }}x{{ else with $labels.job }}{{ . }}{{ end }}", "node"},
+      {"{{ range $k, $v := $labels }}{{ if eq $k \"job\" }}{{ break }}{{ end }}{{ $k }}{{ end }}", "instance"},
+      {"{{ if and (gt $value 90.0) (lt $value 100.0) }}yes{{ end }}", "yes"},
+      {"{{ or 0 \"\" \"z\" }} {{ and 1 0 2 }} {{ not 0 }}", "z 0 true"},
+      {"{{ eq \"a\" \"b\" \"a\" }} {{ ne 1 2 }} {{ ge 2 2 }} {{ le 1 2 }}", "true true true true"},
+      {"{{- \"  x  \" -}}", "  x  "},
+      {"a  {{- /* c */ -}}  b", "ab"},
+      {"{{ print 1 2 }}{{ print \"a\" 1 }}", "1 2a1"},
+      {"{{ js \"<a'b>\" }}", "\\u003Ca\\'b\\u003E"},
+      {"{{ slice \"abcdef\" 2 }} {{ slice \"abcdef\" }}", "cdef abcdef"},
+      {"{{ 'a' }} {{ 1e3 }} {{ -1 }} {{ 0b101 }} {{ 0o17 }} {{ 1_000 }} {{ .5 }}", "97 1000 -1 5 15 1000 0.5"},
+      {"{{ humanizeTimestamp 1435065584.128 }}", "2015-06-23 13:19:44.128 +0000 UTC"},
+      {"{{ 1679055557 | formatTime \"2006-01-02T15:04:05Z07:00\" }}", "2023-03-17T12:19:17Z"},
+      {"{{ parseDuration \"1d\" }} {{ parseDuration \"1.5h\" }}", "86400 5400"},
+      {"{{ reReplaceAll \"\" \"-\" \"ab\" }} {{ reReplaceAll \"(?P<x>a)\" \"[$x]\" \"cab\" }}", "-a-b- c[a]b"},
+      {"{{ \"STRAßE\" | toLower }} {{ \"straße\" | toUpper }} {{ \"foo.bar\" | title }}", "straße STRAßE Foo.Bar"},
+      {"{{ \"[::1]:80\" | stripDomain }} {{ \"a.b\" | stripDomain }} {{ \"a.b:1\" | stripDomain }}", "[::1]:80 a a:1"},
+      {"{{ $value = 1.0 }}{{ $value }} {{ .Value }}", "1 93.5"},
+      {"{{ $x := 1 }}{{ range $labels }}{{ $x = 2 }}{{ end }}{{ $x }}", "2"},
+      {"{{ $ }}", "{{prometheus map[instance:host-1:9100 job:node] 93.5 up == 0 30s 0 0 2023-11-14 22:13:20 +0000 UTC 5m0s false} map[cluster:prod] http://vm.example.com:8880/vmalert}"},
+  };
+  for (const auto& r : rows) {
+    INFO(r.text);
+    CHECK(f.render(r.text) == r.want);
+  }
+}
+
+TEST_CASE("error texts and positions", "[templates]") {
+  Fixture f;
+  struct Row {
+    const char* text;
+    const char* want;
+  };
+  const Row rows[] = {
+      {"line1\n{{ $x }}", "ERR error parsing template: template: :2: undefined variable \"$x\""},
+      {"line1\n  {{ humanize \"x\" }}",
+       "ERR error evaluating template: template: :2:5: executing \"\" at <humanize \"x\">: error calling "
+       "humanize: strconv.ParseFloat: parsing \"x\": invalid syntax"},
+      {"{{ if true }}", "ERR error parsing template: template: :1: unexpected EOF"},
+      {"{{ \"unterminated }}", "ERR error parsing template: template: :1: unterminated quoted string"},
+      {"{{ $labels.foo-bar }}", "ERR error parsing template: template: :1: bad character U+002D '-'"},
+      {"{{ break }}", "ERR error parsing template: template: :1: {{break}} outside {{range}}"},
+      {"{{ template \"nope\" }}",
+       "ERR error evaluating template: template: :1:328: executing \"\" at <{{template \"nope\"}}>: template "
+       "\"nope\" not defined"},
+      {"{{ query \"fail\" }}",
+       "ERR error evaluating template: template: :1:319: executing \"\" at <query \"fail\">: error calling "
+       "query: datasource unreachable"},
+      {"{{ reReplaceAll \"(\" \"\" \"x\" }}",
+       "ERR error evaluating template: template: :1:319: executing \"\" at <reReplaceAll \"(\" \"\" ...>: error "
+       "calling reReplaceAll: regexp: Compile(\"(\"): error parsing regexp: missing ): ("},
+      {"{{ gt $value 80 }}",
+       "ERR error evaluating template: template: :1:319: executing \"\" at <gt $value 80>: error calling gt: "
+       "incompatible types for comparison"},
+      {"{{ 1 | 2 }}", "ERR error parsing template: template: :1: non executable command in pipeline stage 2"},
+      {"{{ $value.x }}",
+       "ERR error evaluating template: template: :1:325: executing \"\" at <$value.x>: can't evaluate field x "
+       "in type float64"},
+  };
+  for (const auto& r : rows) {
+    INFO(r.text);
+    CHECK(f.render(r.text) == r.want);
+  }
+}
+
+TEST_CASE("literal values, uses_query, and no partial output on error", "[templates]") {
+  Fixture f;
+  auto lit = rules::Template::parse("only {{ opening");
+  REQUIRE(lit.has_value());
+  CHECK(lit->is_literal());
+  CHECK_FALSE(lit->uses_query());
+
+  auto q = rules::Template::parse("{{ define \"q\" }}{{ query \"up\" }}{{ end }}{{ template \"q\" }}");
+  REQUIRE(q.has_value());
+  CHECK_FALSE(q->is_literal());
+  CHECK(q->uses_query());
+  auto nq = rules::Template::parse("{{ $labels.job }}");
+  REQUIRE(nq.has_value());
+  CHECK_FALSE(nq->uses_query());
+
+  auto bad = rules::Template::parse("{{ $labels.job }} then {{ first (query \"none\") }}");
+  REQUIRE(bad.has_value());
+  f.env.query = [](std::string_view) -> core::Result<std::vector<rules::QuerySample>> {
+    return std::vector<rules::QuerySample>{};
+  };
+  std::string out = "keep:";
+  auto r = bad->render(f.data, f.env, out);
+  CHECK_FALSE(r.has_value());
+  CHECK(out == "keep:");
+
+  CHECK(rules::check_template("{{ end }}").has_value());
+  CHECK_FALSE(rules::check_template("{{ $value }}").has_value());
+}
+
+TEST_CASE("a template renders many times into an appended buffer", "[templates]") {
+  Fixture f;
+  auto t = rules::Template::parse("{{ $labels.instance }}={{ $value | humanize }};");
+  REQUIRE(t.has_value());
+  std::string out;
+  for (int i = 0; i < 3; ++i) {
+    f.data.value = 1000.0 * (i + 1);
+    REQUIRE(t->render(f.data, f.env, out).has_value());
+  }
+  CHECK(out == "host-1:9100=1k;host-1:9100=2k;host-1:9100=3k;");
+}
+
+TEST_CASE("label templates see zero values beyond labels, value and expr", "[templates]") {
+  core::Labels labels{{"job", "x"}};
+  rules::TemplateData data;
+  data.labels = &labels;
+  data.value = 1;
+  data.expr = "e";
+  rules::TemplateEnv env;
+  auto r = rules::render_vmalert("{{ $labels.job }} {{ $value }} {{ $expr }} [{{ $externalURL }}] {{ $for }} {{ $alertID }}",
+                                 data, env);
+  REQUIRE(r.has_value());
+  CHECK(*r == "x 1 e [] 0s 0");
+  auto nq = rules::render_vmalert("{{ query \"up\" }}", data, env);
+  REQUIRE_FALSE(nq.has_value());
+  CHECK_THAT(nq.error().message, Catch::Contains("query is not available in this context"));
+}
+
+TEST_CASE("TemplateSet shares define blocks with every value", "[templates]") {
+  Fixture f;
+  const std::vector<rules::TemplateSet::File> files{
+      {"common.tmpl", "{{ define \"summary\" }}{{ .Labels.job }} is down ({{ .Value }}){{ end }}\n"
+                      "{{ define \"q\" }}{{ range query \"up\" }}{{ .Value }}{{ end }}{{ end }}"},
+      {"more.tmpl", "{{ define \"url\" }}{{ externalURL }}/x{{ end }}"},
+  };
+  auto set = rules::TemplateSet::parse(files);
+  REQUIRE(set.has_value());
+  CHECK_FALSE(set->empty());
+  CHECK(f.render("{{ template \"summary\" . }} {{ template \"url\" }}", &*set) ==
+        "node is down (93.5) http://vm.example.com:8880/vmalert/x");
+  auto t = rules::Template::parse("{{ template \"q\" }}", &*set);
+  REQUIRE(t.has_value());
+  CHECK(t->uses_query());
+  // A value's own definition wins over the shared one.
+  CHECK(f.render("{{ define \"url\" }}own{{ end }}{{ template \"url\" }}", &*set) == "own");
+
+  const std::vector<rules::TemplateSet::File> broken{{"bad.tmpl", "ok\n{{ define \"x\" }}{{ if }}{{ end }}"}};
+  auto err = rules::TemplateSet::parse(broken);
+  REQUIRE_FALSE(err.has_value());
+  CHECK(err.error().message == "template: bad.tmpl:2: missing value for if");
+}
+
+TEST_CASE("runaway recursion is stopped", "[templates]") {
+  Fixture f;
+  const std::string got = f.render("{{ define \"r\" }}{{ template \"r\" }}{{ end }}{{ template \"r\" }}");
+  CHECK_THAT(got, Catch::Contains("exceeded maximum template depth"));
+}
