@@ -88,14 +88,20 @@ class FileParser {
                               std::string_view field);
   std::optional<int> integer(const YAML::Node& v, const std::string& context,
                              std::string_view field);
-  core::Labels string_map(const YAML::Node& v, const std::string& context, std::string_view field);
+  // `marks`, when given, receives each value's position (for template errors).
+  core::Labels string_map(const YAML::Node& v, const std::string& context, std::string_view field,
+                          std::vector<std::pair<std::string, YAML::Mark>>* marks = nullptr);
   std::vector<std::pair<std::string, std::string>> headers(const YAML::Node& v,
                                                            const std::string& context,
                                                            std::string_view field);
 
   void parse_group(const YAML::Node& node, size_t index);
   std::optional<RuleSpec> parse_rule(const YAML::Node& node, const std::string& group_context,
-                                     size_t index);
+                                     size_t index, const std::string& type);
+  void check_templates(const core::Labels& values,
+                       const std::vector<std::pair<std::string, YAML::Mark>>& marks,
+                       const YAML::Mark& fallback, const std::string& context,
+                       std::string_view what);
   void validate_group(GroupSpec& g, const std::string& context, const YAML::Node& node,
                       bool interval_set_explicitly);
 
@@ -225,7 +231,8 @@ std::optional<int> FileParser::integer(const YAML::Node& v, const std::string& c
 }
 
 core::Labels FileParser::string_map(const YAML::Node& v, const std::string& context,
-                                    std::string_view field) {
+                                    std::string_view field,
+                                    std::vector<std::pair<std::string, YAML::Mark>>* marks) {
   core::Labels out;
   if (v.IsNull()) return out;
   if (!v.IsMap()) {
@@ -238,6 +245,7 @@ core::Labels FileParser::string_map(const YAML::Node& v, const std::string& cont
     auto val = scalar(value, context, std::string(field) + "." + *k);
     if (!val) continue;
     out.set(*k, *val);
+    if (marks) marks->emplace_back(*k, value.Mark());
   }
   return out;
 }
@@ -271,8 +279,26 @@ std::vector<std::pair<std::string, std::string>> FileParser::headers(const YAML:
   return out;
 }
 
+void FileParser::check_templates(const core::Labels& values,
+                                 const std::vector<std::pair<std::string, YAML::Mark>>& marks,
+                                 const YAML::Mark& fallback, const std::string& context,
+                                 std::string_view what) {
+  for (const auto& l : values) {
+    auto err = options_.check_template(l.value);
+    if (!err) continue;
+    YAML::Mark at = fallback;
+    for (const auto& [name, mark] : marks) {
+      if (name == l.name) at = mark;  // the last one wins, as for the value
+    }
+    error(at, context,
+          "invalid " + std::string(what) + "s: " + std::string(what) + " " + quote(l.name) + ": " +
+              err->message);
+  }
+}
+
 std::optional<RuleSpec> FileParser::parse_rule(const YAML::Node& node,
-                                               const std::string& group_context, size_t index) {
+                                               const std::string& group_context, size_t index,
+                                               const std::string& type) {
   if (!node.IsMap()) {
     error(node.Mark(), group_context, "rule #" + std::to_string(index + 1) + ": expected a map");
     return std::nullopt;
@@ -300,6 +326,9 @@ std::optional<RuleSpec> FileParser::parse_rule(const YAML::Node& node,
   YAML::Node expr_node;
   bool has_expr = false;
   YAML::Node labels_node;
+  YAML::Node annotations_node;
+  std::vector<std::pair<std::string, YAML::Mark>> label_marks;
+  std::vector<std::pair<std::string, YAML::Mark>> annotation_marks;
   bool ok = true;
   for (const auto& [k, v] : fields) {
     if (!k.IsScalar()) {
@@ -331,9 +360,10 @@ std::optional<RuleSpec> FileParser::parse_rule(const YAML::Node& node,
       if (d) (key == "for" ? r.for_ : r.keep_firing_for) = *d;
     } else if (key == "labels") {
       labels_node = v;
-      r.labels = string_map(v, context, key);
+      r.labels = string_map(v, context, key, &label_marks);
     } else if (key == "annotations") {
-      r.annotations = string_map(v, context, key);
+      annotations_node = v;
+      r.annotations = string_map(v, context, key, &annotation_marks);
     } else if (key == "debug") {
       r.debug = boolean(v, context, key);
     } else if (key == "update_entries_limit") {
@@ -362,6 +392,19 @@ std::optional<RuleSpec> FileParser::parse_rule(const YAML::Node& node,
   if (r.labels.contains("__name__")) {
     error(labels_node.Mark(), context, "invalid rule label \"__name__\": not allowed in labels");
     ok = false;
+  }
+  if (options_.validate_expressions && type == "prometheus" && !r.expr.empty()) {
+    if (auto err = check_promql(r.expr)) {
+      error(expr_node.Mark(), context, "could not parse expression: " + err->to_string());
+      ok = false;
+    }
+  }
+  if (options_.validate_templates && options_.check_template) {
+    const size_t before = errors_.size();
+    check_templates(r.annotations, annotation_marks, annotations_node.Mark(), context,
+                    "annotation");
+    check_templates(r.labels, label_marks, labels_node.Mark(), context, "label");
+    ok = ok && errors_.size() == before;
   }
   r.id = rule_id(r);
   if (!ok) return std::nullopt;
@@ -459,7 +502,7 @@ void FileParser::parse_group(const YAML::Node& node, size_t index) {
     } else {
       size_t i = 0;
       for (const auto& rn : rules_node) {
-        if (auto r = parse_rule(rn, context, i)) g.rules.push_back(std::move(*r));
+        if (auto r = parse_rule(rn, context, i, g.type)) g.rules.push_back(std::move(*r));
         ++i;
       }
     }
@@ -525,33 +568,14 @@ void FileParser::validate_group(GroupSpec& g, const std::string& context, const 
 
   std::unordered_map<uint64_t, int> ids;
   for (const RuleSpec& r : g.rules) {
-    const std::string rctx = context + "rule " + quote(r.name) + ": ";
-    SourcePos at = r.pos;
-    auto rule_error = [&](const std::string& msg) {
-      add_error(at, rctx + msg);
-    };
     auto [dup, inserted] = ids.emplace(r.id, r.pos.line);
     if (!inserted) {
-      rule_error(std::string(r.kind == RuleKind::alerting ? "alerting" : "recording") +
-                 " rule is a duplicate in group (same name, expr and labels as the rule at line " +
-                 std::to_string(dup->second) + ")");
-    }
-    if (options_.validate_expressions && g.type == "prometheus") {
-      if (auto err = check_promql(r.expr)) {
-        rule_error("could not parse expression: " + err->to_string());
-      }
-    }
-    if (options_.validate_templates && options_.check_template) {
-      for (const auto& l : r.annotations) {
-        if (auto err = options_.check_template(l.value)) {
-          rule_error("invalid annotations: annotation " + quote(l.name) + ": " + err->message);
-        }
-      }
-      for (const auto& l : r.labels) {
-        if (auto err = options_.check_template(l.value)) {
-          rule_error("invalid labels: label " + quote(l.name) + ": " + err->message);
-        }
-      }
+      add_error(r.pos,
+                context + "rule " + quote(r.name) + ": " +
+                    (r.kind == RuleKind::alerting ? "alerting" : "recording") +
+                    " rule is a duplicate in group (same name, expr and labels as the rule at "
+                    "line " +
+                    std::to_string(dup->second) + ")");
     }
   }
 

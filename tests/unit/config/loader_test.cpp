@@ -271,17 +271,17 @@ TEST_CASE("validation errors name file, line, column, group and rule", "[config]
        "rules.yml:4:1: cannot parse YAML: end of sequence flow not found"},
       {"broken expression",
        "groups:\n  - name: g\n    rules:\n      - alert: a\n        expr: sum(rate(x[5m])\n",
-       "rules.yml:4:9: group \"g\": rule \"a\": could not parse expression: 1:4: unclosed left "
+       "rules.yml:5:15: group \"g\": rule \"a\": could not parse expression: 1:4: unclosed left "
        "parenthesis"},
       {"broken annotation template",
        "groups:\n  - name: g\n    rules:\n      - alert: a\n        expr: up\n        annotations:\n"
        "          summary: \"{{ }}\"\n",
-       "rules.yml:4:9: group \"g\": rule \"a\": invalid annotations: annotation \"summary\": "
+       "rules.yml:7:20: group \"g\": rule \"a\": invalid annotations: annotation \"summary\": "
        "template: :1: missing value for command"},
       {"broken label template",
        "groups:\n  - name: g\n    rules:\n      - alert: a\n        expr: up\n        labels:\n"
        "          x: \"{{ unknown }}\"\n",
-       "rules.yml:4:9: group \"g\": rule \"a\": invalid labels: label \"x\": template: :1: function "
+       "rules.yml:7:14: group \"g\": rule \"a\": invalid labels: label \"x\": template: :1: function "
        "\"unknown\" not defined"},
   };
   for (const auto& c : cases) {
@@ -626,4 +626,25 @@ TEST_CASE("checksum changes with any field and is stable otherwise", "[config]")
     REQUIRE(c.ok());
     CHECK(c.groups[0].checksum != a.groups[0].checksum);
   }
+}
+
+TEST_CASE("a rule's problems are all reported, the expression and templates included",
+          "[config]") {
+  const auto r = parse(R"(groups:
+  - name: g
+    rules:
+      - alert: a
+        alrt: typo
+        expr: rate(x[5m]
+        annotations:
+          summary: "{{ }}"
+)");
+  REQUIRE(r.errors.size() == 3);
+  CHECK(r.errors[0].message == "rules.yml:5:9: group \"g\": rule \"a\": unknown field \"alrt\"");
+  CHECK(r.errors[1].message ==
+        "rules.yml:6:15: group \"g\": rule \"a\": could not parse expression: 1:5: unclosed left "
+        "parenthesis");
+  CHECK(r.errors[2].message ==
+        "rules.yml:8:20: group \"g\": rule \"a\": invalid annotations: annotation \"summary\": "
+        "template: :1: missing value for command");
 }
