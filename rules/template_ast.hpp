@@ -87,6 +87,7 @@ struct Tree {
   std::string name;
   std::vector<Node> root;
   int slots = 1;  // variable slots needed ($ is slot 0)
+  uint32_t prefix_used = 0;  // bit k: the vmalert variable in slot k is referenced
   bool uses_query = false;
   std::vector<std::string> calls;  // names used by {{template}} / {{block}}
   bool empty = true;                        // only whitespace text: does not replace a definition

@@ -233,7 +233,7 @@ class ScratchLease {
     }
   }
   ~ScratchLease() {
-    s_->vars.clear();
+    if (s_->vars.size() > 64) s_->vars.clear();  // do not keep a deep recursion's frames
     s_->stack.clear();
     free_list().push_back(std::move(s_));
   }
@@ -422,28 +422,33 @@ class State {
 
   void run(const Tree& t) {
     tree_ = &t;
-    sc_.vars.clear();
-    sc_.vars.resize(static_cast<size_t>(t.slots));
+    // Slots keep their values between renders (the scratch is reused): every slot is written
+    // by its declaration before any read, and the predeclared ones are set here.
+    if (sc_.vars.size() < static_cast<size_t>(t.slots)) sc_.vars.resize(static_cast<size_t>(t.slots));
     base_ = 0;
     Value rootv;
     rootv.kind = Kind::root;
     rootv.root = &root_;
     sc_.vars[0] = rootv;
-    if (t.slots > kPrefixVarCount) {
+    const uint32_t used = t.prefix_used;
+    if (used != 0) {
       const TemplateData& d = *root_.data;
       const TemplateEnv& e = *root_.env;
-      sc_.vars[1] = Value::make_float(d.value);
-      sc_.vars[2] = Value::make_view(d.type);
-      sc_.vars[3] = Value::make_labels(root_.labels);
-      sc_.vars[4] = Value::make_view(d.expr);
-      sc_.vars[5] = Value::make_duration(d.interval);
-      sc_.vars[6] = Value::make_labels(root_.external_labels);
-      sc_.vars[7] = Value::make_view(e.external_url);
-      sc_.vars[8] = Value::make_uint(d.alert_id, Kind::uint64_);
-      sc_.vars[9] = Value::make_uint(d.group_id, Kind::uint64_);
-      sc_.vars[10] = Value::make_time(d.active_at);
-      sc_.vars[11] = Value::make_duration(d.for_);
-      sc_.vars[12] = Value::make_bool(d.is_partial);
+      auto set = [&](int slot, Value v) {
+        if (used & (1u << slot)) sc_.vars[static_cast<size_t>(slot)] = std::move(v);
+      };
+      set(1, Value::make_float(d.value));
+      set(2, Value::make_view(d.type));
+      set(3, Value::make_labels(root_.labels));
+      set(4, Value::make_view(d.expr));
+      set(5, Value::make_duration(d.interval));
+      set(6, Value::make_labels(root_.external_labels));
+      set(7, Value::make_view(e.external_url));
+      set(8, Value::make_uint(d.alert_id, Kind::uint64_));
+      set(9, Value::make_uint(d.group_id, Kind::uint64_));
+      set(10, Value::make_time(d.active_at));
+      set(11, Value::make_duration(d.for_));
+      set(12, Value::make_bool(d.is_partial));
     }
     walk(rootv, t.root);
   }

@@ -908,6 +908,13 @@ class Parser {
     add_tree(dummy, std::move(tree));
   }
 
+  // Only the vmalert variables a template references are set up at render time.
+  void mark_prefix(int slot) {
+    if (with_prefix_ && scope_->tree->name.empty() && slot > 0 && slot <= kPrefixVarCount) {
+      scope_->tree->prefix_used |= 1u << slot;
+    }
+  }
+
   int declare_var(const std::string& name, bool assign) {
     int slot = -1;
     if (assign) {
@@ -922,6 +929,7 @@ class Parser {
       scope_->max_slots = std::max(scope_->max_slots, scope_->next_slot);
     }
     scope_->vars.emplace_back(name, slot);
+    mark_prefix(slot);
     return slot;
   }
 
@@ -1089,6 +1097,7 @@ class Parser {
         for (auto it = scope_->vars.rbegin(); it != scope_->vars.rend(); ++it) {
           if (it->first == a.name) {
             a.slot = it->second;
+            mark_prefix(a.slot);
             return true;
           }
         }
