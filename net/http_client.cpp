@@ -163,7 +163,11 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
   }
 
   static asio::awaitable<void> run(std::shared_ptr<Impl> self, Request req, ResponseHandler done) {
-    core::Result<Response> result = co_await self->execute(req);
+    // Declared, then assigned: g++ 12 miscompiles `Result<Response> x = co_await ...` here (the
+    // Response is copied bitwise out of the callee's frame, which is then freed; valgrind shows
+    // the strings pointing into the dead frame).
+    core::Result<Response> result = core::fail("no response");
+    result = co_await self->execute(req);
     --self->active_;
     if (!self->queue_.empty() && !self->closed_) {
       Pending next = std::move(self->queue_.front());
