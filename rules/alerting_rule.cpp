@@ -1,0 +1,563 @@
+#include "rules/alerting_rule.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <unordered_set>
+#include <utility>
+
+namespace rules {
+namespace {
+
+constexpr std::string_view kAlertNameLabel = "alertname";
+constexpr std::string_view kAlertGroupLabel = "alertgroup";
+constexpr std::string_view kAlertStateLabel = "alertstate";
+constexpr std::string_view kMetricName = "__name__";
+constexpr std::string_view kAlertsMetric = "ALERTS";
+constexpr std::string_view kAlertsForStateMetric = "ALERTS_FOR_STATE";
+
+struct NamedTemplate {
+  std::string name;
+  std::string text;
+  Template tpl;
+  bool literal = true;
+};
+
+// Go's %v of a map[string]string: map[a:x b:y], keys sorted.
+std::string go_map_string(const core::Labels& ls) {
+  std::string out = "map[";
+  bool first = true;
+  for (const auto& l : ls) {
+    if (!first) out += ' ';
+    first = false;
+    out.append(l.name).append(":").append(l.value);
+  }
+  out += ']';
+  return out;
+}
+
+// Go's %q for the restore query's label values.
+void append_go_quoted(std::string& out, std::string_view s) {
+  out += '"';
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default: out += c;
+    }
+  }
+  out += '"';
+}
+
+bool has_template_action(std::string_view s) {
+  return s.find("{{") != std::string_view::npos && s.find("}}") != std::string_view::npos;
+}
+
+core::Result<std::vector<NamedTemplate>> parse_all(const core::Labels& items, std::string_view what,
+                                                   const TemplateSet* shared,
+                                                   std::string_view where) {
+  std::vector<NamedTemplate> out;
+  out.reserve(items.size());
+  for (const auto& item : items) {
+    NamedTemplate nt;
+    nt.name = item.name;
+    nt.text = item.value;
+    nt.literal = !has_template_action(item.value);
+    if (!nt.literal) {
+      auto parsed = Template::parse(item.value, shared);
+      if (!parsed) {
+        std::string ctx(where);
+        ctx.append(": ").append(what).append(" \"").append(item.name).append("\"");
+        return core::fail(parsed.error().wrap(ctx));
+      }
+      nt.tpl = std::move(*parsed);
+      nt.literal = nt.tpl.is_literal();
+    }
+    out.push_back(std::move(nt));
+  }
+  return out;
+}
+
+// Renders `t` into `out` (replacing it). On error `out` holds the error text.
+bool render_into(const NamedTemplate& t, const TemplateData& data, const TemplateEnv& env,
+                 std::string& out, std::optional<core::Error>& first_error,
+                 std::string_view what) {
+  out.clear();
+  if (t.literal) {
+    out = t.text;
+    return true;
+  }
+  auto r = t.tpl.render(data, env, out);
+  if (r) return true;
+  out = r.error().message;
+  if (!first_error) {
+    std::string ctx = "failed to expand ";
+    ctx.append(what).append(" \"").append(t.name).append("\"");
+    first_error = r.error().wrap(ctx);
+  }
+  return false;
+}
+
+// vmalert labelSet.add: `v` overrides the series value in `processed`; a different series value
+// is kept as exported_<k>; origin keeps the series value. An empty value deletes the label.
+void add_extra_label(core::Labels& origin, core::Labels& processed, std::string_view k,
+                     std::string_view v) {
+  if (v.empty()) {
+    processed.erase(k);
+    return;
+  }
+  processed.set(k, v);
+  auto ov = origin.get(k);
+  if (!ov) {
+    origin.set(k, v);
+    return;
+  }
+  if (*ov != v) {
+    std::string key = "exported_";
+    key.append(k);
+    processed.set(key, *ov);
+  }
+}
+
+int64_t series_ts_ms(core::TimePoint ts) { return core::unix_seconds(ts) * 1000; }
+
+}  // namespace
+
+std::string_view to_string(AlertState s) {
+  switch (s) {
+    case AlertState::inactive: return "inactive";
+    case AlertState::pending: return "pending";
+    case AlertState::firing: return "firing";
+  }
+  return "inactive";
+}
+
+double stale_nan() { return std::bit_cast<double>(uint64_t{0x7ff0000000000002ULL}); }
+bool is_stale_nan(double v) { return std::bit_cast<uint64_t>(v) == 0x7ff0000000000002ULL; }
+
+struct AlertingRule::Impl {
+  uint64_t id = 0;
+  std::string name;
+  std::string expr;
+  core::Duration for_{};
+  core::Duration keep_firing_for{};
+  core::Labels labels;       // merged external < group < rule, unexpanded
+  core::Labels annotations;  // as written
+  std::vector<NamedTemplate> label_tpls;
+  std::vector<NamedTemplate> annotation_tpls;
+  uint64_t group_id = 0;
+  std::string group_name;
+  std::string file;
+  std::string type;
+  bool debug = false;
+  int entries_limit = 20;
+  RuleContext ctx;
+  bool uses_query = false;
+
+  std::map<uint64_t, Alert> alerts;
+  UpdateHistory history{20};
+  uint64_t errors_total = 0;
+  uint64_t fired_total = 0;
+  // Series written last successful round, by text form, for staleness markers.
+  std::map<std::string, core::Labels> prev_series;
+
+  // Scratch reused across rounds.
+  struct Expanded {
+    core::Labels origin;
+    core::Labels processed;
+    core::Labels annotations;
+    uint64_t id = 0;
+    double value = 0;
+  };
+  std::vector<Expanded> scratch;
+
+  void record(RuleUpdate u) {
+    if (!u.error.empty()) ++errors_total;
+    history.add(std::move(u));
+  }
+};
+
+AlertingRule::AlertingRule(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+AlertingRule::AlertingRule(AlertingRule&&) noexcept = default;
+AlertingRule& AlertingRule::operator=(AlertingRule&&) noexcept = default;
+AlertingRule::~AlertingRule() = default;
+
+core::Result<AlertingRule> AlertingRule::create(const config::RuleSpec& rule,
+                                                const config::GroupSpec& group,
+                                                const RuleContext& ctx) {
+  auto impl = std::make_unique<Impl>();
+  impl->id = rule.id;
+  impl->name = rule.name;
+  impl->expr = rule.expr;
+  impl->for_ = rule.for_;
+  impl->keep_firing_for = rule.keep_firing_for;
+  impl->annotations = rule.annotations;
+  impl->group_id = group.id;
+  impl->group_name = group.name;
+  impl->file = group.file;
+  impl->type = group.type;
+  impl->debug = rule.debug.value_or(group.debug);
+  impl->ctx = ctx;
+  impl->entries_limit = std::max(1, rule.update_entries_limit.value_or(ctx.update_entries_limit));
+  impl->history = UpdateHistory(static_cast<size_t>(impl->entries_limit));
+
+  // external < group < rule (vmalert NewGroup/mergeLabels).
+  impl->labels = ctx.external_labels;
+  for (const auto& l : group.labels) impl->labels.set(l.name, l.value);
+  for (const auto& l : rule.labels) impl->labels.set(l.name, l.value);
+
+  std::string where = "group \"" + group.name + "\": rule \"" + rule.name + "\"";
+  auto lt = parse_all(impl->labels, "label", ctx.templates, where);
+  if (!lt) return core::fail(lt.error());
+  impl->label_tpls = std::move(*lt);
+  auto at = parse_all(impl->annotations, "annotation", ctx.templates, where);
+  if (!at) return core::fail(at.error());
+  impl->annotation_tpls = std::move(*at);
+  for (const auto* v : {&impl->label_tpls, &impl->annotation_tpls}) {
+    for (const auto& t : *v) {
+      if (!t.literal && t.tpl.uses_query()) impl->uses_query = true;
+    }
+  }
+  return AlertingRule(std::move(impl));
+}
+
+core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, core::TimePoint ts,
+                                            const TemplateEnv& env, const EvalInfo& info) {
+  Impl& s = *impl_;
+  ExecStats stats;
+  stats.samples = result.size();
+  stats.series_fetched = result.series_fetched;
+
+  RuleUpdate upd;
+  upd.time = info.started;
+  upd.at = ts;
+  upd.duration = info.duration;
+  upd.samples = result.size();
+  upd.series_fetched = result.series_fetched;
+  upd.curl = info.curl;
+
+  auto fail_round = [&](std::string msg) -> core::Result<ExecStats> {
+    upd.error = msg;
+    s.record(std::move(upd));
+    return core::fail(std::move(msg));
+  };
+
+  // Step 2: expand label, then annotation templates for every series, before touching state.
+  const size_t n = result.size();
+  if (s.scratch.size() < n) s.scratch.resize(n);
+  std::string buf;
+  for (size_t i = 0; i < n; ++i) {
+    auto& e = s.scratch[i];
+    e.origin = result.labels(i).to_labels();
+    e.processed = e.origin;
+    e.processed.erase(kMetricName);
+    e.value = result.samples(i).empty() ? 0.0 : result.value(i);
+
+    TemplateData label_data;
+    label_data.labels = &e.origin;
+    label_data.value = e.value;
+    label_data.expr = s.expr;
+    label_data.type = {};  // label templates see only $labels, $value, $expr
+    // Rendered before any label is added, so every label template sees the series labels.
+    std::vector<std::pair<const NamedTemplate*, std::string>> extra;
+    extra.reserve(s.label_tpls.size());
+    for (const auto& t : s.label_tpls) {
+      render_into(t, label_data, env, buf, stats.template_error, "label");
+      extra.emplace_back(&t, buf);
+    }
+    for (const auto& [t, v] : extra) add_extra_label(e.origin, e.processed, t->name, v);
+    if (!s.name.empty()) add_extra_label(e.origin, e.processed, kAlertNameLabel, s.name);
+    if (!s.ctx.disable_alertgroup_label && !s.group_name.empty()) {
+      add_extra_label(e.origin, e.processed, kAlertGroupLabel, s.group_name);
+    }
+    e.id = e.processed.hash_without_name();
+
+    TemplateData data;
+    data.labels = &e.origin;
+    data.value = e.value;
+    data.expr = s.expr;
+    data.type = s.type;
+    data.interval = s.ctx.group_interval;
+    data.alert_id = e.id;
+    data.group_id = s.group_id;
+    data.active_at = ts;
+    if (auto it = s.alerts.find(e.id);
+        it != s.alerts.end() && it->second.state != AlertState::inactive) {
+      data.active_at = it->second.active_at;
+    }
+    data.for_ = s.for_;
+    data.is_partial = result.is_partial;
+    e.annotations.clear();
+    for (const auto& t : s.annotation_tpls) {
+      render_into(t, data, env, buf, stats.template_error, "annotation");
+      e.annotations.set(t.name, buf);
+    }
+  }
+  if (stats.template_error) upd.error = stats.template_error->message;
+
+  // Step 3: drop alerts resolved more than resolvedRetention ago.
+  for (auto it = s.alerts.begin(); it != s.alerts.end();) {
+    if (it->second.state == AlertState::inactive && ts - it->second.resolved_at > kResolvedRetention) {
+      it = s.alerts.erase(it);
+    } else {
+      ++it;
+    }
+  }
+
+  // Step 4: update or create.
+  std::unordered_set<uint64_t> updated;
+  updated.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    auto& e = s.scratch[i];
+    if (!updated.insert(e.id).second) {
+      return fail_round("labels " + go_map_string(e.processed) +
+                        ": result contains metrics with the same labelset after applying rule "
+                        "labels");
+    }
+    auto it = s.alerts.find(e.id);
+    if (it != s.alerts.end()) {
+      Alert& a = it->second;
+      if (a.state == AlertState::inactive) {
+        a.state = AlertState::pending;
+        a.active_at = ts;
+      }
+      a.value = e.value;
+      a.annotations = std::move(e.annotations);
+      a.keep_firing_since = {};
+      continue;
+    }
+    Alert a;
+    a.id = e.id;
+    a.state = AlertState::pending;
+    a.labels = std::move(e.processed);
+    a.annotations = std::move(e.annotations);
+    a.value = e.value;
+    a.active_at = ts;
+    s.alerts.emplace(e.id, std::move(a));
+  }
+
+  // Steps 5-6: alerts not seen this round; pending -> firing.
+  size_t retained = 0;
+  for (auto it = s.alerts.begin(); it != s.alerts.end();) {
+    Alert& a = it->second;
+    if (!updated.contains(it->first)) {
+      if (a.state == AlertState::pending) {
+        it = s.alerts.erase(it);
+        continue;
+      }
+      if (a.state == AlertState::firing) {
+        if (s.keep_firing_for > core::Duration::zero() && a.keep_firing_since == core::TimePoint{}) {
+          a.keep_firing_since = ts;
+        }
+        // With keep_firing_for 0, keep_firing_since is zero and this always holds.
+        if (ts - a.keep_firing_since >= s.keep_firing_for) {
+          a.state = AlertState::inactive;
+          a.resolved_at = ts;
+          a.keep_firing_since = {};
+          ++it;
+          continue;
+        }
+      }
+    }
+    // vmalert quirk: already-inactive (recently resolved) alerts count towards the limit too.
+    ++retained;
+    if (a.state == AlertState::pending && ts - a.active_at >= s.for_) {
+      a.state = AlertState::firing;
+      a.start = ts;
+      ++stats.fired;
+      ++s.fired_total;
+    }
+    ++it;
+  }
+
+  // Step 7: limit.
+  if (s.ctx.limit > 0 && retained > static_cast<size_t>(s.ctx.limit)) {
+    s.alerts.clear();
+    return fail_round("exec exceeded limit of " + std::to_string(s.ctx.limit) + " with " +
+                      std::to_string(retained) + " alerts");
+  }
+
+  // Step 8: ALERTS / ALERTS_FOR_STATE and staleness markers.
+  if (info.emit_series) {
+    const int64_t ts_ms = series_ts_ms(ts);
+    std::map<std::string, core::Labels> current;
+    for (const auto& [id, a] : s.alerts) {
+      if (a.state == AlertState::inactive) continue;
+      core::Labels alerts_ls = a.labels;
+      alerts_ls.set(kMetricName, kAlertsMetric);
+      alerts_ls.set(kAlertStateLabel, to_string(a.state));
+      core::Labels for_ls = a.labels;
+      for_ls.set(kMetricName, kAlertsForStateMetric);
+      stats.series.push_back({alerts_ls, 1.0, ts_ms});
+      stats.series.push_back(
+          {for_ls, static_cast<double>(core::unix_seconds(a.active_at)), ts_ms});
+      current.emplace(alerts_ls.to_string(), std::move(alerts_ls));
+      current.emplace(for_ls.to_string(), std::move(for_ls));
+    }
+    for (auto& [key, ls] : s.prev_series) {
+      if (!current.contains(key)) stats.series.push_back({ls, stale_nan(), ts_ms});
+    }
+    s.prev_series = std::move(current);
+  }
+
+  s.record(std::move(upd));
+  return stats;
+}
+
+void AlertingRule::record_error(const core::Error& err, core::TimePoint ts, const EvalInfo& info) {
+  RuleUpdate upd;
+  upd.time = info.started;
+  upd.at = ts;
+  upd.duration = info.duration;
+  upd.curl = info.curl;
+  upd.error = err.message.empty() ? std::string("unknown error") : err.message;
+  impl_->record(std::move(upd));
+}
+
+std::vector<notifier::Alert> AlertingRule::alerts_to_send(core::TimePoint now,
+                                                          core::Duration resend_delay,
+                                                          core::Duration resolve_duration) {
+  std::vector<notifier::Alert> out;
+  for (auto& [id, a] : impl_->alerts) {
+    bool due = false;
+    switch (a.state) {
+      case AlertState::pending:
+        continue;
+      case AlertState::firing:
+        // Re-fired after a resolve: the last notification said "resolved".
+        due = a.end < a.last_sent;
+        break;
+      case AlertState::inactive:
+        due = a.resolved_at > a.last_sent;
+        break;
+    }
+    if (!due) due = a.last_sent + resend_delay < now;
+    if (!due) continue;
+    a.end = a.state == AlertState::inactive ? a.resolved_at : now + resolve_duration;
+    a.last_sent = now;
+    notifier::Alert na;
+    na.labels = a.labels;
+    na.annotations = a.annotations;
+    na.starts_at = a.start;
+    na.ends_at = a.end;
+    na.generator_url = generator_url(id);
+    out.push_back(std::move(na));
+  }
+  return out;
+}
+
+std::string AlertingRule::restore_query(core::Duration lookback) const {
+  const Impl& s = *impl_;
+  std::string q = "default_rollup(";
+  q.append(kAlertsForStateMetric).append("{");
+  if (!s.ctx.disable_alertgroup_label) {
+    q.append(kAlertGroupLabel).append("=");
+    append_go_quoted(q, s.group_name);
+    q.append(",");
+  }
+  q.append(kAlertNameLabel).append("=");
+  append_go_quoted(q, s.name);
+  for (const auto& l : s.labels) {
+    if (has_template_action(l.value)) continue;
+    q.append(",").append(l.name).append("=");
+    append_go_quoted(q, l.value);
+  }
+  q.append("}[");
+  q.append(std::to_string(std::chrono::duration_cast<std::chrono::seconds>(lookback).count()));
+  q.append("s])");
+  return q;
+}
+
+size_t AlertingRule::restore(const core::QueryResult& result) {
+  size_t restored = 0;
+  for (size_t i = 0; i < result.size(); ++i) {
+    if (result.samples(i).empty()) continue;
+    core::Labels ls = result.labels(i).to_labels();
+    ls.erase(kMetricName);
+    auto it = impl_->alerts.find(ls.hash_without_name());
+    if (it == impl_->alerts.end()) continue;
+    Alert& a = it->second;
+    if (a.restored || a.state != AlertState::pending) continue;
+    const double v = result.value(i);
+    if (!std::isfinite(v)) continue;
+    a.active_at = core::TimePoint{std::chrono::seconds{static_cast<int64_t>(v)}};
+    a.restored = true;
+    ++restored;
+  }
+  return restored;
+}
+
+void AlertingRule::update_from(AlertingRule&& newer) {
+  Impl& s = *impl_;
+  Impl& n = *newer.impl_;
+  s.expr = std::move(n.expr);
+  s.for_ = n.for_;
+  s.keep_firing_for = n.keep_firing_for;
+  s.labels = std::move(n.labels);
+  s.annotations = std::move(n.annotations);
+  s.label_tpls = std::move(n.label_tpls);
+  s.annotation_tpls = std::move(n.annotation_tpls);
+  s.type = std::move(n.type);
+  s.debug = n.debug;
+  s.entries_limit = n.entries_limit;
+  s.ctx = std::move(n.ctx);
+  s.uses_query = n.uses_query;
+  s.history = std::move(n.history);
+}
+
+uint64_t AlertingRule::id() const { return impl_->id; }
+const std::string& AlertingRule::name() const { return impl_->name; }
+const std::string& AlertingRule::expr() const { return impl_->expr; }
+core::Duration AlertingRule::for_duration() const { return impl_->for_; }
+core::Duration AlertingRule::keep_firing_for() const { return impl_->keep_firing_for; }
+const core::Labels& AlertingRule::labels() const { return impl_->labels; }
+const core::Labels& AlertingRule::annotations() const { return impl_->annotations; }
+uint64_t AlertingRule::group_id() const { return impl_->group_id; }
+const std::string& AlertingRule::group_name() const { return impl_->group_name; }
+const std::string& AlertingRule::file() const { return impl_->file; }
+const std::string& AlertingRule::type() const { return impl_->type; }
+bool AlertingRule::debug() const { return impl_->debug; }
+int AlertingRule::update_entries_limit() const { return impl_->entries_limit; }
+bool AlertingRule::uses_query() const { return impl_->uses_query; }
+const std::map<uint64_t, Alert>& AlertingRule::alerts() const { return impl_->alerts; }
+
+const Alert* AlertingRule::alert(uint64_t id) const {
+  auto it = impl_->alerts.find(id);
+  return it == impl_->alerts.end() ? nullptr : &it->second;
+}
+
+AlertState AlertingRule::state() const {
+  bool pending = false;
+  for (const auto& [id, a] : impl_->alerts) {
+    if (a.state == AlertState::firing) return AlertState::firing;
+    if (a.state == AlertState::pending) pending = true;
+  }
+  return pending ? AlertState::pending : AlertState::inactive;
+}
+
+size_t AlertingRule::count(AlertState st) const {
+  return static_cast<size_t>(std::count_if(impl_->alerts.begin(), impl_->alerts.end(),
+                                           [st](const auto& kv) { return kv.second.state == st; }));
+}
+
+const std::string& AlertingRule::last_error() const { return impl_->history.last().error; }
+const RuleUpdate& AlertingRule::last_update() const { return impl_->history.last(); }
+const UpdateHistory& AlertingRule::history() const { return impl_->history; }
+uint64_t AlertingRule::errors_total() const { return impl_->errors_total; }
+uint64_t AlertingRule::fired_total() const { return impl_->fired_total; }
+
+std::string AlertingRule::generator_url(uint64_t alert_id) const {
+  std::string url = impl_->ctx.external_url;
+  while (!url.empty() && url.back() == '/') url.pop_back();
+  url.append("/vmalert/alert?group_id=")
+      .append(std::to_string(impl_->group_id))
+      .append("&alert_id=")
+      .append(std::to_string(alert_id));
+  return url;
+}
+
+}  // namespace rules
