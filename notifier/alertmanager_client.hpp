@@ -2,7 +2,7 @@
 // through net::HttpClient, and counts them. notifier::BlackholeNotifier: counts, sends nothing.
 //
 // Errors (SendDone and stats().last_error), all prefixed with the target:
-//   failed to send alerts to addr "<addr>": Post "<addr>": <transport error>
+//   failed to send alerts to addr "<addr>": Post "<addr>": <transport error>   (net's text)
 //   failed to send alerts to addr "<addr>": invalid SC 500 from "<addr>"; response body: <body>
 // where <addr> is the full POST URL (vmalert's Addr()). Any 2xx is success. No retries.
 #pragma once
@@ -33,6 +33,8 @@ struct AlertmanagerTarget {
   size_t max_response_bytes = 1 << 20;
 };
 
+// The client must outlive its in-flight requests (the HttpClient's callbacks capture it): stop
+// or close the HttpClient and drain the io_context before destroying it.
 class AlertmanagerClient final : public Notifier {
  public:
   AlertmanagerClient(net::HttpClient& http, AlertmanagerTarget target);

@@ -17,8 +17,10 @@ namespace notifier {
 // Appends the JSON array for `alerts` to `out` (out is not cleared).
 void encode_alerts(std::span<const Alert> alerts, std::string& out);
 
-// Appends `s` as a JSON string with quotes. Escapes ", \, and control characters (\n, \r, \t,
-// \b, \f, others as \u00XX); invalid UTF-8 bytes become U+FFFD, like Go's encoders.
+// Appends `s` as a JSON string with quotes, escaping like qtpl's %q: ", \, control characters
+// (\n, \r, \t, \b, \f, others as \u00XX), '<' as \u003c and '\'' as \u0027. Each byte of
+// invalid UTF-8 becomes U+FFFD (qtpl copies it raw; Alertmanager's decoder makes the same
+// replacement, so the alert it stores is identical and the JSON stays valid).
 void append_json_string(std::string& out, std::string_view s);
 
 // Label names must match [a-zA-Z_:][a-zA-Z0-9_:]*: every other byte becomes '_' (a leading
