@@ -438,7 +438,7 @@ void FileParser::parse_group(const YAML::Node& node, size_t index) {
     }
     const std::string& key = k.Scalar();
     if (key == "name") {
-      (void)scalar(v, context, key);
+      if (auto n = scalar(v, context, key)) g.name = std::move(*n);  // may come from a merge
     } else if (key == "interval") {
       g.interval = duration(v, context, key);
       interval_set = g.interval.has_value();

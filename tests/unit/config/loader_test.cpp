@@ -475,6 +475,11 @@ TEST_CASE("anchors, aliases and merge keys", "[config]") {
         expr: down
       - <<: *tmpl
         alert: four
+  - <<: &base
+      name: h
+      interval: 5m
+  - <<: *base
+    name: i
 )");
   INFO(all_errors(r));
   REQUIRE(r.ok());
@@ -486,6 +491,11 @@ TEST_CASE("anchors, aliases and merge keys", "[config]") {
   CHECK(rules[1].labels.get("extra") == std::optional<std::string_view>("x"));
   CHECK(rules[3].name == "four");
   CHECK(rules[3].expr == "down");
+  REQUIRE(r.groups.size() == 3);
+  CHECK(r.groups[1].name == "h");
+  CHECK(r.groups[1].interval == std::optional<core::Duration>(5min));
+  CHECK(r.groups[2].name == "i");
+  CHECK(r.groups[2].interval == std::optional<core::Duration>(5min));
 }
 
 TEST_CASE("multi-document files", "[config]") {
