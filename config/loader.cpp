@@ -118,10 +118,35 @@ class FileParser {
   std::vector<GroupSpec> groups_;
   std::vector<PendingError> errors_;  // reported in file order at the end
   std::unordered_set<std::string> warned_;
+  static constexpr size_t kMaxMergeDepth = 64;
+  static constexpr size_t kMaxMerges = 100000;
+  std::vector<YAML::Node> merge_stack_;
+  size_t merge_budget_used_ = 0;
+  bool merge_budget_reported_ = false;
 };
 
 void FileParser::collect_merge(const YAML::Node& value, Entries& merged,
                                const std::string& context) {
+  // An alias may refer to the map that contains it (`&a {<<: *a}`), and aliases of aliases can
+  // multiply (a "billion laughs"): refuse cycles and bound the total work.
+  for (const YAML::Node& open : merge_stack_) {
+    if (open.is(value)) {
+      error(value.Mark(), context, "merge key refers to a map that contains it");
+      return;
+    }
+  }
+  if (merge_stack_.size() >= kMaxMergeDepth || ++merge_budget_used_ > kMaxMerges) {
+    if (!merge_budget_reported_) {
+      error(value.Mark(), context, "merge keys nested too deeply or used too often");
+      merge_budget_reported_ = true;
+    }
+    return;
+  }
+  merge_stack_.push_back(value);
+  struct Leave {
+    std::vector<YAML::Node>& stack;
+    ~Leave() { stack.pop_back(); }
+  } leave{merge_stack_};
   if (value.IsMap()) {
     for (auto& kv : entries(value, context)) merged.push_back(kv);
   } else if (value.IsSequence()) {

@@ -658,3 +658,29 @@ TEST_CASE("a rule's problems are all reported, the expression and templates incl
         "rules.yml:8:20: group \"g\": rule \"a\": invalid annotations: annotation \"summary\": "
         "template: :1: missing value for command");
 }
+
+TEST_CASE("hostile merge keys are refused, not followed forever", "[config]") {
+  SECTION("a map merging itself") {
+    const auto r = parse("groups:\n  - &g\n    name: a\n    <<: *g\n");
+    REQUIRE(r.errors.size() == 1);
+    CHECK(r.errors[0].message ==
+          "rules.yml:2:5: group \"a\": merge key refers to a map that contains it");
+  }
+  SECTION("aliases of aliases (billion laughs)") {
+    std::string text = "x0: &l0 {a: b}\n";
+    for (int level = 1; level <= 9; ++level) {
+      text += "x" + std::to_string(level) + ": &l" + std::to_string(level) + " {<<: [";
+      for (int i = 0; i < 10; ++i) text += (i ? ", *l" : "*l") + std::to_string(level - 1);
+      text += "]}\n";
+    }
+    text += "groups:\n  - name: g\n    labels:\n      <<: *l9\n";
+    const auto r = parse(text);
+    REQUIRE_FALSE(r.ok());
+    bool refused = false;
+    for (const auto& e : r.errors) {
+      refused = refused || e.message.find("merge keys nested too deeply or used too often") !=
+                               std::string::npos;
+    }
+    CHECK(refused);
+  }
+}
