@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -348,6 +349,7 @@ struct InstantParser::Impl {
   bool failed = false;
   bool finished = false;
   core::Error error;
+  std::optional<InstantParser::StatusError> status_error;
 
   // Current buffer, for byte offsets.
   const char* base_ptr = nullptr;
@@ -383,6 +385,7 @@ struct InstantParser::Impl {
     failed = false;
     finished = false;
     error = core::Error{};
+    status_error.reset();
     prev_ids.clear();
     if (set_count != 0) std::fill(set_slots.begin(), set_slots.end(), 0);
     set_count = 0;
@@ -1170,8 +1173,9 @@ struct InstantParser::Impl {
     }
     if (status == "error") {
       failed = true;
-      error = core::Error{"datasource returned an error: errorType " + quoted_excerpt(error_type) +
-                          ", error \"" + error_text + "\""};
+      status_error = InstantParser::StatusError{error_type, error_text};
+      error = core::Error{"datasource returned an error: errorType \"" + error_type +
+                          "\", error \"" + error_text + "\""};
       return core::fail(error);
     }
     if (status != "success") return record(total, "unknown status " + quoted_excerpt(status));
@@ -1231,6 +1235,9 @@ InstantParser& InstantParser::operator=(InstantParser&&) noexcept = default;
 void InstantParser::reset(core::QueryResult& out) { impl_->reset(out); }
 core::Result<void> InstantParser::feed(std::string_view chunk) { return impl_->feed(chunk); }
 core::Result<void> InstantParser::finish() { return impl_->finish(); }
+const InstantParser::StatusError* InstantParser::status_error() const {
+  return impl_->status_error ? &*impl_->status_error : nullptr;
+}
 size_t InstantParser::buffered_bytes() const { return impl_->pending.capacity(); }
 
 core::Result<void> parse_response(std::string_view body, core::QueryResult& out) {

@@ -31,6 +31,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "core/error.hpp"
@@ -53,6 +54,15 @@ class InstantParser {
   core::Result<void> feed(std::string_view chunk);
   // Ends the body: checks that the response is complete and consistent, sets out.type.
   core::Result<void> finish();
+
+  // When finish() failed because the datasource answered "status":"error": its errorType and
+  // error, verbatim (the error message reads `datasource returned an error: errorType "<t>",
+  // error "<e>"`). nullptr otherwise.
+  struct StatusError {
+    std::string error_type;
+    std::string error;
+  };
+  [[nodiscard]] const StatusError* status_error() const;
 
   // Bytes held for an unfinished value at the last chunk boundary (for memory accounting).
   [[nodiscard]] size_t buffered_bytes() const;

@@ -224,7 +224,6 @@ bool SplitRapidjsonParser::parse(std::string_view body, core::QueryResult& out) 
   if (r == std::string_view::npos) return false;
   Pool pool(impl_->arena.data(), impl_->arena.size());
   Pool stack_pool(impl_->stack_arena.data(), impl_->stack_arena.size());
-  ElemDoc d(&pool, 1024, &stack_pool);
   const char* p = body.data() + r + 10;
   const char* e = body.data() + body.size();
   while (p < e) {
@@ -254,7 +253,10 @@ bool SplitRapidjsonParser::parse(std::string_view body, core::QueryResult& out) 
     }
     if (depth != 0) return false;
     impl_->element.assign(s, static_cast<size_t>(p - s));
+    // Both arenas restart at every element: nothing is allocated once they are warm.
     pool.Clear();
+    stack_pool.Clear();
+    ElemDoc d(&pool, 1024, &stack_pool);
     d.ParseInsitu(impl_->element.data());
     if (d.HasParseError() || !extract_element(d, out)) return false;
   }

@@ -249,6 +249,17 @@ TEST_CASE("escaped and non-ASCII label values", "[datasource][parser]") {
 TEST_CASE("status error returns errorType and error", "[datasource][parser]") {
   const auto e1 = parse_err(R"({"status":"error","errorType":"bad_data","error":"invalid parameter \"query\": 1:1: parse error"})");
   CHECK_THAT(e1, Catch::Contains("bad_data") && Catch::Contains("invalid parameter \"query\": 1:1: parse error"));
+  InstantParser p;
+  core::QueryResult r;
+  p.reset(r);
+  REQUIRE(p.feed(R"({"status":"error","errorType":"execution","error":"query timed out in expression evaluation"})"));
+  CHECK(p.status_error() == nullptr);
+  REQUIRE_FALSE(p.finish());
+  REQUIRE(p.status_error() != nullptr);
+  CHECK(p.status_error()->error_type == "execution");
+  CHECK(p.status_error()->error == "query timed out in expression evaluation");
+  p.reset(r);
+  CHECK(p.status_error() == nullptr);
   const auto e2 = parse_err(R"({"error":"timeout","errorType":"timeout","data":{"resultType":"vector","result":[]},"status":"error"})");
   CHECK_THAT(e2, Catch::Contains("timeout"));
 }
