@@ -526,3 +526,43 @@ TEST_CASE("fetch_blocking runs its own io_context", "[net][client]") {
   REQUIRE(r.has_value());
   CHECK(r->body == "GET /rules.yml");
 }
+
+TEST_CASE("an idle connection the peer already closed is not reused", "[net][client]") {
+  asio::io_context ioc;
+  RawServer server(ioc, [](tcp::socket s, int) -> asio::awaitable<void> {
+    beast::flat_buffer buf;
+    if (!co_await read_request(s, buf)) co_return;
+    co_await write_raw(s, kOk);  // keep-alive by default, yet the server hangs up at once
+    beast::error_code ec;
+    s.shutdown(tcp::socket::shutdown_both, ec);
+    s.close(ec);
+  });
+  net::HttpClient client(ioc, {});
+  REQUIRE(fetch(ioc, client, get(base(server.port()) + "/1")).has_value());
+  run_until(ioc, [] { return false; }, 50ms);  // let the FIN arrive
+  auto r = fetch(ioc, client, get(base(server.port()) + "/2"));
+  REQUIRE(r.has_value());
+  CHECK(r->body == "ok");
+  CHECK(server.accepted() == 2);
+}
+
+TEST_CASE("IPv6 literal hosts in brackets", "[net][client]") {
+  asio::io_context ioc;
+  std::string host_header;
+  net::HttpServer server(ioc, [&](const net::ServerRequest& r) {
+    for (const auto& [k, v] : r.headers) {
+      if (k == "Host") host_header = v;
+    }
+    return net::ServerResponse{200, "text/plain", "v6", {}};
+  });
+  if (!server.listen("[::1]:0").has_value()) {
+    WARN("no IPv6 loopback on this host; skipped");
+    return;
+  }
+  net::HttpClient client(ioc, {});
+  const std::string hp = "[::1]:" + std::to_string(server.port());
+  auto r = fetch(ioc, client, get("http://" + hp + "/"));
+  REQUIRE(r.has_value());
+  CHECK(r->body == "v6");
+  CHECK(host_header == hp);
+}
