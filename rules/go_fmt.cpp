@@ -137,7 +137,7 @@ struct Flags {
 
 size_t rune_count(std::string_view s) {
   size_t n = 0;
-  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  for (char ch : s) n += (static_cast<unsigned char>(ch) & 0xC0) != 0x80;
   return n;
 }
 

@@ -838,6 +838,7 @@ class Parser {
   }
 
   void control(Node& n, NodeType type, std::string_view context) {
+    NestGuard guard(*this);
     const size_t mark_vars = scope_->vars.size();
     const int mark_slot = scope_->next_slot;
     n.type = type;
@@ -933,7 +934,21 @@ class Parser {
     return slot;
   }
 
+  // Bounds the parser's (and so the evaluator's) recursion; Go has no such limit, but no
+  // real template nests anywhere near this deep.
+  struct NestGuard {
+    explicit NestGuard(Parser& p) : p_(p) {
+      if (++p_.nesting_ > kMaxNesting) p_.errorf("template nesting too deep (more than 1000 levels)");
+    }
+    ~NestGuard() { --p_.nesting_; }
+    NestGuard(const NestGuard&) = delete;
+    NestGuard& operator=(const NestGuard&) = delete;
+    Parser& p_;
+  };
+  static constexpr int kMaxNesting = 1000;
+
   std::unique_ptr<Pipe> pipeline(std::string_view context, It end) {
+    NestGuard guard(*this);
     auto pipe = std::make_unique<Pipe>();
     pipe->pos = peek_non_space().pos;
     // Declarations.
@@ -1230,6 +1245,7 @@ class Parser {
   uint32_t last_else_pos_ = 0;
   It else_chain_ = It::eof;
   Scope* scope_ = nullptr;
+  int nesting_ = 0;
   std::map<std::string, std::shared_ptr<Tree>, std::less<>> blocks_;
 };
 

@@ -1,0 +1,16 @@
+# templates_fuzz: the Go text/template parser and evaluator (rules/template*, rules/go_fmt*),
+# compiled directly from rules/ (the rules library is not built in the fuzz configuration).
+add_executable(templates_fuzz
+  ${CMAKE_CURRENT_LIST_DIR}/templates_fuzz.cpp
+  ${ALERTD_ROOT}/rules/template.cpp
+  ${ALERTD_ROOT}/rules/template_parse.cpp
+  ${ALERTD_ROOT}/rules/template_exec.cpp
+  ${ALERTD_ROOT}/rules/template_funcs.cpp
+  ${ALERTD_ROOT}/rules/go_fmt.cpp
+  ${ALERTD_ROOT}/core/labels.cpp
+  ${ALERTD_ROOT}/core/duration.cpp
+  ${ALERTD_ROOT}/core/time.cpp)
+target_include_directories(templates_fuzz PRIVATE ${ALERTD_ROOT})
+target_compile_options(templates_fuzz PRIVATE ${FUZZ_FLAGS})
+target_link_options(templates_fuzz PRIVATE ${FUZZ_FLAGS})
+target_link_libraries(templates_fuzz PRIVATE PkgConfig::RE2 alertd_warnings)
