@@ -1,0 +1,30 @@
+// alertd: evaluates vmalert/Prometheus alerting rules against a Prometheus-compatible
+// datasource and sends alerts to Alertmanager. See README.md.
+#include <cstdio>
+
+#include "app/daemon.hpp"
+#include "app/flags.hpp"
+
+#ifndef ALERTD_VERSION
+#define ALERTD_VERSION "0.1.0"
+#endif
+
+int main(int argc, char** argv) {
+  auto parsed = app::parse_flags(argc, argv);
+  if (!parsed) {
+    std::fprintf(stderr, "alertd: %s\nRun alertd -help for the list of flags.\n",
+                 parsed.error().message.c_str());
+    return 2;
+  }
+  const auto& flags = parsed->flags;
+  if (flags.help) {
+    std::fputs(parsed->help_text.c_str(), stdout);
+    return 0;
+  }
+  if (flags.version) {
+    std::printf("alertd v%s (vmalert-compatible)\n", ALERTD_VERSION);
+    return 0;
+  }
+  if (flags.dry_run) return app::dry_run(flags);
+  return app::run(flags);
+}

@@ -1,0 +1,170 @@
+#include "app/metrics.hpp"
+
+#include <charconv>
+#include <chrono>
+#include <cmath>
+
+namespace app {
+namespace {
+
+void append_escaped_label(std::string& out, std::string_view v) {
+  for (char c : v) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '"') {
+      out += "\\\"";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+}
+
+struct Writer {
+  std::string& out;
+  std::string_view current;
+
+  void header(std::string_view name, std::string_view type, std::string_view help) {
+    current = name;
+    out.append("# HELP ").append(name).append(" ").append(help).append("\n");
+    out.append("# TYPE ").append(name).append(" ").append(type).append("\n");
+  }
+  void sample(std::string_view name,
+              std::initializer_list<std::pair<std::string_view, std::string_view>> labels,
+              double v) {
+    out.append(name);
+    if (labels.size() > 0) {
+      out += '{';
+      bool first = true;
+      for (const auto& [k, val] : labels) {
+        if (!first) out += ',';
+        first = false;
+        out.append(k).append("=\"");
+        append_escaped_label(out, val);
+        out += '"';
+      }
+      out += '}';
+    }
+    out += ' ';
+    append_metric_value(out, v);
+    out += '\n';
+  }
+};
+
+}  // namespace
+
+void append_metric_value(std::string& out, double v) {
+  if (std::isnan(v)) {
+    out += "NaN";
+  } else if (std::isinf(v)) {
+    out += v > 0 ? "+Inf" : "-Inf";
+  } else {
+    char buf[32];
+    auto [p, ec] = std::to_chars(buf, buf + sizeof buf, v);
+    out.append(buf, p);
+  }
+}
+
+std::string render_metrics(const SnapshotStore& store, const GlobalCounters& c,
+                           const std::vector<const notifier::Notifier*>& notifiers) {
+  std::string out;
+  out.reserve(8192);
+  Writer w{out, {}};
+  const auto groups = store.all();
+
+  w.header("vmalert_iteration_total", "counter", "Evaluation rounds of a group.");
+  for (const auto& g : groups)
+    w.sample("vmalert_iteration_total", {{"file", g->file}, {"group", g->name}},
+             static_cast<double>(g->iterations_total));
+  w.header("vmalert_iteration_missed_total", "counter",
+           "Evaluation rounds skipped because the previous one took too long.");
+  for (const auto& g : groups)
+    w.sample("vmalert_iteration_missed_total", {{"file", g->file}, {"group", g->name}},
+             static_cast<double>(g->iterations_missed_total));
+  w.header("vmalert_iteration_reset_total", "counter",
+           "Times the wall clock moved backward between rounds.");
+  for (const auto& g : groups)
+    w.sample("vmalert_iteration_reset_total", {{"file", g->file}, {"group", g->name}},
+             static_cast<double>(g->iterations_reset_total));
+  w.header("vmalert_iteration_interval_seconds", "gauge", "Evaluation interval of a group.");
+  for (const auto& g : groups)
+    w.sample("vmalert_iteration_interval_seconds", {{"file", g->file}, {"group", g->name}},
+             std::chrono::duration<double>(g->interval).count());
+  w.header("vmalert_iteration_duration_seconds", "summary", "Duration of evaluation rounds.");
+  for (const auto& g : groups) {
+    w.sample("vmalert_iteration_duration_seconds_sum", {{"file", g->file}, {"group", g->name}},
+             g->iteration_seconds_sum);
+    w.sample("vmalert_iteration_duration_seconds_count", {{"file", g->file}, {"group", g->name}},
+             static_cast<double>(g->iterations_total));
+  }
+
+  struct PerRule {
+    const char* name;
+    const char* type;
+    const char* help;
+    double (*get)(const RuleSnapshot&);
+  };
+  static const PerRule per_rule[] = {
+      {"vmalert_alerts_pending", "gauge", "Pending alerts of a rule.",
+       [](const RuleSnapshot& r) { return static_cast<double>(r.pending); }},
+      {"vmalert_alerts_firing", "gauge", "Firing alerts of a rule.",
+       [](const RuleSnapshot& r) { return static_cast<double>(r.firing); }},
+      {"vmalert_alerting_rules_errors_total", "counter", "Failed evaluations of a rule.",
+       [](const RuleSnapshot& r) { return static_cast<double>(r.errors_total); }},
+      {"vmalert_alerting_rules_error", "gauge", "1 when the last evaluation of a rule failed.",
+       [](const RuleSnapshot& r) { return r.last_error.empty() ? 0.0 : 1.0; }},
+      {"vmalert_alerting_rules_last_evaluation_samples", "gauge",
+       "Series returned by the last evaluation.",
+       [](const RuleSnapshot& r) { return static_cast<double>(r.last_samples); }},
+      {"vmalert_alerting_rules_last_evaluation_series_fetched", "gauge",
+       "Series the datasource scanned in the last evaluation (-1 if it does not say).",
+       [](const RuleSnapshot& r) { return static_cast<double>(r.last_series_fetched); }},
+  };
+  for (const auto& m : per_rule) {
+    w.header(m.name, m.type, m.help);
+    for (const auto& g : groups) {
+      for (const auto& r : g->rules) {
+        const auto id = std::to_string(r.id);
+        w.sample(m.name, {{"alertname", r.name}, {"file", g->file}, {"group", g->name}, {"id", id}},
+                 m.get(r));
+      }
+    }
+  }
+
+  w.header("vmalert_alerts_fired_total", "counter", "Alerts that became firing.");
+  w.sample("vmalert_alerts_fired_total", {}, static_cast<double>(c.alerts_fired_total.load()));
+  w.header("vmalert_execution_total", "counter", "Rule evaluations.");
+  w.sample("vmalert_execution_total", {}, static_cast<double>(c.execution_total.load()));
+  w.header("vmalert_execution_errors_total", "counter", "Failed rule evaluations.");
+  w.sample("vmalert_execution_errors_total", {},
+           static_cast<double>(c.execution_errors_total.load()));
+
+  w.header("vmalert_alerts_sent_total", "counter", "Alerts sent (attempts, failed included).");
+  for (const auto* n : notifiers)
+    w.sample("vmalert_alerts_sent_total", {{"addr", n->addr()}},
+             static_cast<double>(n->stats().sent));
+  w.header("vmalert_alerts_send_errors_total", "counter", "Alerts whose send failed.");
+  for (const auto* n : notifiers)
+    w.sample("vmalert_alerts_send_errors_total", {{"addr", n->addr()}},
+             static_cast<double>(n->stats().errors));
+
+  w.header("vmalert_config_last_reload_successful", "gauge", "1 when the last reload worked.");
+  w.sample("vmalert_config_last_reload_successful", {},
+           static_cast<double>(c.config_last_reload_successful.load()));
+  w.header("vmalert_config_last_reload_total", "counter", "Reloads requested.");
+  w.sample("vmalert_config_last_reload_total", {},
+           static_cast<double>(c.config_last_reload_total.load()));
+  w.header("vmalert_config_last_reload_errors_total", "counter", "Failed reloads.");
+  w.sample("vmalert_config_last_reload_errors_total", {},
+           static_cast<double>(c.config_last_reload_errors_total.load()));
+  w.header("vmalert_config_last_reload_success_timestamp_seconds", "gauge",
+           "Unix time of the last successful (re)load.");
+  w.sample("vmalert_config_last_reload_success_timestamp_seconds", {},
+           static_cast<double>(c.config_last_reload_success_timestamp_seconds.load()));
+  w.header("process_start_time_seconds", "gauge", "Unix time the process started.");
+  w.sample("process_start_time_seconds", {}, static_cast<double>(c.start_time_seconds.load()));
+  return out;
+}
+
+}  // namespace app

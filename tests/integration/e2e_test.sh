@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# End to end: real Prometheus scrapes a static target, alertd evaluates an alerting rule
+# against it and sends to a real Alertmanager. Asserts, through Alertmanager's
+# GET /api/v2/alerts, that the alert arrives with the expected labels and rendered
+# annotations, then that it resolves when the condition turns false; also checks alertd's
+# /api/v1/alerts, /metrics, health endpoints and a clean SIGTERM shutdown within 5 s.
+#   usage: e2e_test.sh ALERTD_BINARY
+set -euo pipefail
+ALERTD=$1
+HERE=$(cd "$(dirname "$0")" && pwd)
+PEERS="$HERE/peers.sh"
+PY=python3
+T=$(mktemp -d /tmp/alertd-e2e.XXXXXX)
+ALERTD_PID=""
+HTTP_PID=""
+
+cleanup() {
+  [ -n "$ALERTD_PID" ] && kill -KILL "$ALERTD_PID" 2>/dev/null || true
+  [ -n "$HTTP_PID" ] && kill "$HTTP_PID" 2>/dev/null || true
+  "$PEERS" stop "$T/prom/prometheus.pid" || true
+  "$PEERS" stop "$T/am/alertmanager.pid" || true
+  if [ "${KEEP_TMP:-0}" != 1 ]; then rm -rf "$T"; fi
+}
+trap cleanup EXIT
+
+fail() {
+  echo "FAIL: $*" >&2
+  echo "--- alertd log (tail)" >&2; tail -n 40 "$T/alertd.log" >&2 || true
+  exit 1
+}
+
+# wait_for SECONDS DESCRIPTION COMMAND...: polls COMMAND every 0.5 s.
+wait_for() {
+  local secs=$1 what=$2
+  shift 2
+  local n=0
+  until "$@"; do
+    n=$((n + 1))
+    [ "$n" -lt $((secs * 2)) ] || fail "timed out after ${secs}s waiting for: $what"
+    sleep 0.5
+  done
+}
+
+PROM_PORT=$("$PEERS" free-port)
+AM_PORT=$("$PEERS" free-port)
+TARGET_PORT=$("$PEERS" free-port)
+ALERTD_PORT=$("$PEERS" free-port)
+mkdir -p "$T/prom" "$T/am" "$T/target"
+
+write_metrics() {  # sensor a value, sensor b value
+  printf 'e2e_temperature_celsius{sensor="a"} %s\ne2e_temperature_celsius{sensor="b"} %s\n' "$1" "$2" \
+    >"$T/target/metrics.tmp"
+  mv "$T/target/metrics.tmp" "$T/target/metrics"
+}
+write_metrics 85.5 1234567
+$PY -m http.server --bind 127.0.0.1 --directory "$T/target" "$TARGET_PORT" </dev/null \
+  >"$T/target/http.log" 2>&1 &
+HTTP_PID=$!
+
+cat >"$T/prom/prometheus.yml" <<YML
+global: {scrape_interval: 1s}
+scrape_configs:
+  - job_name: e2e
+    static_configs: [{targets: ['127.0.0.1:$TARGET_PORT']}]
+YML
+cat >"$T/am/alertmanager.yml" <<YML
+route: {receiver: blackhole, group_by: [alertname], group_wait: 1s, group_interval: 1s}
+receivers: [{name: blackhole}]
+YML
+"$PEERS" start-prometheus "$T/prom" "$PROM_PORT" >/dev/null
+"$PEERS" start-alertmanager "$T/am" "$AM_PORT" >/dev/null
+
+cat >"$T/rules.yml" <<'YML'
+groups:
+  - name: e2e
+    interval: 1s
+    labels:
+      team: storage
+    rules:
+      - alert: E2EHot
+        expr: e2e_temperature_celsius > 80
+        for: 2s
+        labels:
+          severity: page
+        annotations:
+          summary: "Sensor {{ $labels.sensor }} is hot"
+          description: "{{ $labels.sensor }} reads {{ $value | humanize }}"
+YML
+
+"$ALERTD" -rule="$T/rules.yml" -datasource.url="http://127.0.0.1:$PROM_PORT" \
+  -notifier.url="http://127.0.0.1:$AM_PORT" -httpListenAddr="127.0.0.1:$ALERTD_PORT" \
+  -external.url="http://alertd.test:$ALERTD_PORT" -external.label=cluster=e2e \
+  -rule.evalDelay=0s -group.maxStartDelay=1s >"$T/alertd.log" 2>&1 &
+ALERTD_PID=$!
+
+A="http://127.0.0.1:$ALERTD_PORT"
+wait_for 10 "alertd /-/ready" curl -fsS -o /dev/null "$A/-/ready"
+[ "$(curl -fsS "$A/-/healthy")" = OK ] || fail "/-/healthy"
+
+am_alerts() { curl -fsS "http://127.0.0.1:$AM_PORT/api/v2/alerts?filter=alertname%3D%22E2EHot%22"; }
+has_alerts() {  # expected count
+  [ "$(am_alerts | $PY -c 'import json,sys; print(len(json.load(sys.stdin)))')" = "$1" ]
+}
+wait_for 60 "E2EHot for both sensors in Alertmanager" has_alerts 2
+
+am_alerts | $PY -c '
+import json, sys
+alerts = {a["labels"]["sensor"]: a for a in json.load(sys.stdin)}
+a, b = alerts["a"], alerts["b"]
+want = {"alertname": "E2EHot", "alertgroup": "e2e", "severity": "page", "team": "storage",
+        "cluster": "e2e", "sensor": "a", "job": "e2e"}
+for k, v in want.items():
+    assert a["labels"].get(k) == v, (k, a["labels"])
+assert "__name__" not in a["labels"], a["labels"]
+assert a["annotations"]["summary"] == "Sensor a is hot", a["annotations"]
+assert a["annotations"]["description"] == "a reads 85.5", a["annotations"]
+assert b["annotations"]["description"] == "b reads 1.235M", b["annotations"]
+assert a["generatorURL"].startswith("http://alertd.test:"), a["generatorURL"]
+assert "/vmalert/alert?group_id=" in a["generatorURL"], a["generatorURL"]
+assert a["status"]["state"] == "active", a["status"]
+' || fail "alert content in Alertmanager"
+
+curl -fsS "$A/api/v1/alerts" | $PY -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["status"] == "success"
+firing = [a for a in d["data"]["alerts"] if a["state"] == "firing" and a["name"] == "E2EHot"]
+assert len(firing) == 2, d
+assert firing[0]["expression"] == "e2e_temperature_celsius > 80"
+' || fail "alertd /api/v1/alerts"
+curl -fsS "$A/metrics" >"$T/metrics.txt" || fail "GET /metrics"
+grep -qE '^vmalert_alerts_firing\{alertname="E2EHot",.*\} 2$' "$T/metrics.txt" \
+  || fail "vmalert_alerts_firing in /metrics"
+grep -qE '^vmalert_alerts_sent_total\{addr="http://127.0.0.1:'"$AM_PORT"'/api/v2/alerts"\} [1-9]' \
+  "$T/metrics.txt" || fail "vmalert_alerts_sent_total in /metrics"
+
+# The condition turns false for sensor a: its alert resolves and leaves Alertmanager's list.
+write_metrics 20 1234567
+wait_for 30 "E2EHot{sensor=a} resolved in Alertmanager" has_alerts 1
+am_alerts | $PY -c '
+import json, sys
+alerts = json.load(sys.stdin)
+assert [a["labels"]["sensor"] for a in alerts] == ["b"], alerts
+' || fail "only sensor b still active"
+curl -fsS "$A/api/v1/alerts" | $PY -c '
+import json, sys
+d = json.load(sys.stdin)
+assert sorted(a["labels"]["sensor"] for a in d["data"]["alerts"]) == ["b"], d
+' || fail "alertd lists only sensor b"
+
+# SIGTERM: clean exit within 5 s.
+start=$(date +%s%N)
+kill -TERM "$ALERTD_PID"
+rc=0
+wait "$ALERTD_PID" || rc=$?
+ALERTD_PID=""
+elapsed_ms=$((($(date +%s%N) - start) / 1000000))
+[ "$rc" = 0 ] || fail "alertd exited with $rc after SIGTERM"
+[ "$elapsed_ms" -lt 5000 ] || fail "shutdown took ${elapsed_ms} ms"
+echo "e2e: alert fired, resolved and alertd stopped in ${elapsed_ms} ms"
