@@ -228,38 +228,38 @@ void fmt_integer(std::string& out, Flags f, uint64_t u, bool is_signed, int base
     prec = f.wid;
     if (negative || f.plus || f.space) --prec;
   }
-  char buf[140];
-  int i = sizeof buf;
+  char dbuf[72];
+  int i = sizeof dbuf;
   const char* digits = upper ? "0123456789ABCDEFX" : "0123456789abcdefx";
   do {
-    buf[--i] = digits[u % static_cast<uint64_t>(base)];
+    dbuf[--i] = digits[u % static_cast<uint64_t>(base)];
     u /= static_cast<uint64_t>(base);
   } while (u != 0);
-  while (i > 0 && prec > static_cast<int>(sizeof buf) - i && i > 4) buf[--i] = '0';
+  const int ndigits = static_cast<int>(sizeof dbuf) - i;
+  std::string num;
+  if (negative) {
+    num.push_back('-');
+  } else if (f.plus) {
+    num.push_back('+');
+  } else if (f.space) {
+    num.push_back(' ');
+  }
+  if (verb == 'O') num.append("0o");
+  const bool zero_first = prec > ndigits;
   if (f.sharp) {
     if (base == 2) {
-      buf[--i] = 'b';
-      buf[--i] = '0';
-    } else if (base == 8 && buf[i] != '0') {
-      buf[--i] = '0';
+      num.append("0b");
+    } else if (base == 8 && !zero_first && dbuf[i] != '0') {
+      num.push_back('0');
     } else if (base == 16) {
-      buf[--i] = digits[16];
-      buf[--i] = '0';
+      num.push_back('0');
+      num.push_back(digits[16]);
     }
   }
-  if (verb == 'O') {
-    buf[--i] = 'o';
-    buf[--i] = '0';
-  }
-  if (negative) {
-    buf[--i] = '-';
-  } else if (f.plus) {
-    buf[--i] = '+';
-  } else if (f.space) {
-    buf[--i] = ' ';
-  }
+  if (zero_first) num.append(static_cast<size_t>(prec - ndigits), '0');
+  num.append(dbuf + i, static_cast<size_t>(ndigits));
   f.zero = false;
-  pad(out, f, std::string_view(buf + i, sizeof buf - static_cast<size_t>(i)));
+  pad(out, f, num);
 }
 
 void append_rune(std::string& out, uint32_t r) {

@@ -1201,8 +1201,17 @@ class State {
     };
     const int64_t sec_floor = (t >= 0 ? t / 1000000000 : -((-(t + 1)) / 1000000000) - 1);
     switch (m) {
-      case Method::t_add: return Value::make_int(t + a[0].i, Kind::time);
-      case Method::t_sub: return Value::make_duration(core::Duration{t - a[0].i});
+      case Method::t_add: {
+        int64_t r = 0;
+        if (__builtin_add_overflow(t, a[0].i, &r)) r = a[0].i < 0 ? INT64_MIN : INT64_MAX;
+        return Value::make_int(r, Kind::time);
+      }
+      case Method::t_sub: {
+        // Go's Time.Sub saturates at the Duration range, too.
+        int64_t r = 0;
+        if (__builtin_sub_overflow(t, a[0].i, &r)) r = t < a[0].i ? INT64_MIN : INT64_MAX;
+        return Value::make_duration(core::Duration{r});
+      }
       case Method::t_unix: return Value::make_int(sec_floor, Kind::int64_);
       case Method::t_unix_milli: return Value::make_int(t >= 0 ? t / 1000000 : -((-(t + 1)) / 1000000) - 1, Kind::int64_);
       case Method::t_unix_micro: return Value::make_int(t >= 0 ? t / 1000 : -((-(t + 1)) / 1000) - 1, Kind::int64_);

@@ -368,9 +368,11 @@ int64_t unix_float_to_ns(double v) {
   // Go's int64(float) on amd64 yields INT64_MIN when out of range.
   const int64_t msi = (ms >= -9.223372036854775e18 && ms < 9.223372036854775e18) ? static_cast<int64_t>(ms)
                                                                                : INT64_MIN;
-  const int64_t sec = msi / 1000;
-  const int64_t rem = msi % 1000;
-  return sec * 1000000000 + rem * 1000000;
+  // ms * 1e6 saturates: Go keeps seconds and nanoseconds apart and has no such limit, but
+  // times beyond year 2262 are not representable in int64 nanoseconds.
+  int64_t ns = 0;
+  if (__builtin_mul_overflow(msi, int64_t{1000000}, &ns)) return msi < 0 ? INT64_MIN : INT64_MAX;
+  return ns;
 }
 
 std::string title(std::string_view s) {
