@@ -6,10 +6,13 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <mutex>
 #include <sstream>
+#include <thread>
 
 #include "app/api.hpp"
 #include "app/group_runner.hpp"
@@ -263,7 +266,12 @@ int run(const Flags& flags) {
 
   // Signals: TERM/INT stop, HUP is acknowledged (reload lands with the reload issue).
   asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
-  asio::steady_timer force_stop(io);
+  // Started on SIGTERM: stops the loop if in-flight work has not drained within 4 s. A thread,
+  // not a timer, so that it does not itself keep io.run() busy.
+  std::mutex watchdog_mu;
+  std::condition_variable watchdog_cv;
+  bool loop_done = false;
+  std::thread watchdog;
   std::function<void(const boost::system::error_code&, int)> on_signal;
   on_signal = [&](const boost::system::error_code& ec, int sig) {
     if (ec) return;
@@ -282,17 +290,26 @@ int run(const Flags& flags) {
     am_http.close();
     signals.cancel();
     // Anything still in flight gets 4 s, then the loop is stopped: exit within 5 s.
-    force_stop.expires_after(std::chrono::seconds(4));
-    force_stop.async_wait([&io](const boost::system::error_code& e) {
-      if (!e) io.stop();
-    });
+    if (!watchdog.joinable()) {
+      watchdog = std::thread([&] {
+        std::unique_lock lock(watchdog_mu);
+        if (!watchdog_cv.wait_for(lock, std::chrono::seconds(4), [&] { return loop_done; })) {
+          io.stop();
+        }
+      });
+    }
   };
   signals.async_wait(on_signal);
 
   for (auto& r : runners) r->start();
   ready = true;
   io.run();
-  force_stop.cancel();
+  {
+    std::lock_guard lock(watchdog_mu);
+    loop_done = true;
+  }
+  watchdog_cv.notify_all();
+  if (watchdog.joinable()) watchdog.join();
   pool.stop();
   pool.join();
   spdlog::info("alertd stopped");
