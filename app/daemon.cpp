@@ -18,6 +18,7 @@
 #include "app/group_runner.hpp"
 #include "app/logging.hpp"
 #include "app/snapshot.hpp"
+#include "config/glob.hpp"
 #include "config/loader.hpp"
 #include "datasource/http_querier.hpp"
 #include "net/http_client.hpp"
@@ -30,7 +31,32 @@ namespace asio = boost::asio;
 
 namespace {
 
-config::LoadOptions load_options(const Flags& flags) {
+// -rule.templates: every matching file's {{ define }} blocks, shared by all rules.
+core::Result<rules::TemplateSet> load_template_files(const std::vector<std::string>& patterns) {
+  std::vector<rules::TemplateSet::File> files;
+  for (const auto& pattern : patterns) {
+    std::vector<std::string> paths;
+    if (config::has_glob_meta(pattern)) {
+      auto matched = config::glob_files(pattern);
+      if (!matched) return core::fail(matched.error().wrap("-rule.templates=" + pattern));
+      paths = std::move(*matched);
+    } else {
+      paths.push_back(pattern);
+    }
+    for (const auto& path : paths) {
+      std::ifstream in(path, std::ios::binary);
+      if (!in) return core::fail("-rule.templates: cannot read " + path);
+      std::stringstream ss;
+      ss << in.rdbuf();
+      const auto slash = path.rfind('/');
+      files.push_back({slash == std::string::npos ? path : path.substr(slash + 1), ss.str()});
+    }
+  }
+  if (files.empty()) return rules::TemplateSet{};
+  return rules::TemplateSet::parse(files);
+}
+
+config::LoadOptions load_options(const Flags& flags, const rules::TemplateSet* templates) {
   config::LoadOptions lo;
   lo.paths = flags.rule;
   lo.default_interval = flags.evaluation_interval;
@@ -38,7 +64,9 @@ config::LoadOptions load_options(const Flags& flags) {
   lo.default_rule_type = flags.rule_default_rule_type;
   lo.validate_templates = flags.rule_validate_templates;
   lo.validate_expressions = flags.rule_validate_expressions;
-  lo.check_template = [](std::string_view text) { return rules::check_template(text); };
+  lo.check_template = [templates](std::string_view text) {
+    return rules::check_template(text, templates);
+  };
   lo.fetch = [](const std::string& url) -> core::Result<std::string> {
     net::Request req;
     req.method = "GET";
@@ -91,7 +119,12 @@ int dry_run(const Flags& flags) {
     std::fprintf(stderr, "-dryRun: no -rule given\n");
     return 1;
   }
-  const auto loaded = config::load_rules(load_options(flags));
+  auto templates = load_template_files(flags.rule_templates);
+  if (!templates) {
+    std::fprintf(stderr, "%s\n", templates.error().message.c_str());
+    return 1;
+  }
+  const auto loaded = config::load_rules(load_options(flags, &*templates));
   for (const auto& w : loaded.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
   for (const auto& e : loaded.errors) std::fprintf(stderr, "%s\n", e.message.c_str());
   if (!loaded.ok()) {
@@ -125,7 +158,12 @@ int run(const Flags& flags) {
     return 1;
   }
 
-  const auto loaded = config::load_rules(load_options(flags));
+  auto templates = load_template_files(flags.rule_templates);
+  if (!templates) {
+    spdlog::critical("{}", templates.error().message);
+    return 1;
+  }
+  const auto loaded = config::load_rules(load_options(flags, &*templates));
   for (const auto& w : loaded.warnings) spdlog::warn("{}", w);
   if (!loaded.ok()) {
     for (const auto& e : loaded.errors) spdlog::error("{}", e.message);
@@ -228,6 +266,7 @@ int run(const Flags& flags) {
   settings.update_entries_limit = flags.rule_update_entries_limit;
   settings.disable_alertgroup_label = flags.disable_alertgroup_label;
   settings.external_labels = flags.external_labels;
+  settings.templates = &*templates;
   settings.external_url =
       flags.external_url.empty() ? default_external_url(flags.http_listen_addr) : flags.external_url;
   while (!settings.external_url.empty() && settings.external_url.back() == '/')

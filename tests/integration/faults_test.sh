@@ -49,6 +49,22 @@ expect_rc 1 "bad.yml:" -dryRun -rule="$T/bad.yml"
 grep -q "error(s) found" "$T/out.txt" || fail "dryRun summary"
 expect_rc 1 "no groups found" -dryRun -rule="$T/nothing-here/*.yml"
 
+# -rule.templates: shared {{ define }} blocks; a broken templates file fails the load.
+mkdir -p "$T/tpl"
+printf '{{ define "hello" }}hello {{ . }}{{ end }}\n' >"$T/tpl/ok.tmpl"
+cat >"$T/uses-define.yml" <<'YML'
+groups:
+  - name: g
+    rules:
+      - alert: A
+        expr: up == 0
+        annotations:
+          summary: '{{ template "hello" $labels.job }}'
+YML
+expect_rc 0 "are valid" -dryRun -rule="$T/uses-define.yml" -rule.templates="$T/tpl/*.tmpl"
+printf '{{ define "broken" }}{{ if }}{{ end }}\n' >"$T/broken.tmpl"
+expect_rc 1 "broken.tmpl" -dryRun -rule="$T/uses-define.yml" -rule.templates="$T/broken.tmpl"
+
 # A fake datasource for faults a real Prometheus does not produce: garbage, 500.
 cat >"$T/fakeds.py" <<'PY'
 import http.server, sys
