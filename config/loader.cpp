@@ -863,6 +863,11 @@ LoadResult load_rules(const LoadOptions& options) {
     out.groups.clear();
     return out;
   }
+  if (out.groups.empty()) {
+    std::string joined;
+    for (const auto& p : options.paths) joined += (joined.empty() ? "" : ";") + p;
+    out.warnings.push_back("no groups found in " + joined);
+  }
   std::stable_sort(out.groups.begin(), out.groups.end(), [](const GroupSpec& a, const GroupSpec& b) {
     if (a.file != b.file) return a.file < b.file;
     return a.name < b.name;

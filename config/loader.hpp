@@ -42,7 +42,8 @@ struct LoadOptions {
 struct LoadResult {
   std::vector<GroupSpec> groups;       // sorted by file, then name; empty when errors exist
   std::vector<core::Error> errors;     // every error of the load, in file order
-  std::vector<std::string> warnings;   // e.g. a glob that matched no file
+  // e.g. a glob that matched no file, "no groups found in ...", a key given twice
+  std::vector<std::string> warnings;
   std::vector<std::string> files;      // the sources read, in order
   [[nodiscard]] bool ok() const { return errors.empty(); }
 };

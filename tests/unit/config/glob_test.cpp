@@ -137,8 +137,9 @@ TEST_CASE("globs over a directory tree", "[config][glob]") {
     const auto r = config::load_rules(options_for({d + "/none/*.yml"}));
     CHECK(r.ok());
     CHECK(r.groups.empty());
-    REQUIRE(r.warnings.size() == 1);
+    REQUIRE(r.warnings.size() == 2);
     CHECK(r.warnings[0].find("matched no files") != std::string::npos);
+    CHECK(r.warnings[1] == "no groups found in " + d + "/none/*.yml");
   }
   SECTION("the same file reached twice is an error") {
     const auto r = config::load_rules(options_for({d + "/*.yml", d + "/sub/../a.yml"}));
