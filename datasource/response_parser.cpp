@@ -51,8 +51,10 @@ inline bool is_bare(char c) {
 }
 
 // The first byte in [p, e) that is '"', '\\' or a control character (< 0x20), or e.
+// (ALERTD_PARSER_SCALAR_STRINGS and ALERTD_PARSER_NO_LABEL_HINT switch off two optimisations,
+// only to measure what they buy: docs/datasource-parser.md.)
 inline const char* find_string_special(const char* p, const char* e) {
-#if defined(__SSE2__)
+#if defined(__SSE2__) && !defined(ALERTD_PARSER_SCALAR_STRINGS)
   const __m128i quote = _mm_set1_epi8('"');
   const __m128i backslash = _mm_set1_epi8('\\');
   const __m128i ctrl_max = _mm_set1_epi8(0x1f);
@@ -676,7 +678,11 @@ struct InstantParser::Impl {
       // Series in one response usually repeat the previous series' label names in the same
       // order, and most values: try that before hashing.
       uint32_t id = 0;
+#if defined(ALERTD_PARSER_NO_LABEL_HINT)
+      if (false) {
+#else
       if (j < prev_ids.size() && out->name(out->label_name_id(prev_ids[j])) == name) {
+#endif
         const uint32_t hint = prev_ids[j];
         id = out->label_value(hint) == val ? hint : out->intern_label(out->label_name_id(hint), val);
       } else {
