@@ -103,6 +103,11 @@ class Template {
   std::unique_ptr<TemplateImpl> impl_;
 };
 
+// The text vmalert puts in place of a value whose rendering failed, given render()'s error.
+[[nodiscard]] inline std::string vmalert_error_text(const core::Error& render_error) {
+  return "error evaluating template: " + render_error.message;
+}
+
 // vmalert's treatment of one label or annotation value in one step: parse, then render. On
 // failure the error is the text vmalert reports: "error parsing template: template: :1: ..." or
 // "error evaluating template: template: :1:320: executing \"\" at <...>: ...".

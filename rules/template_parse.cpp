@@ -857,9 +857,9 @@ class Parser {
         n.else_list.push_back(std::move(inner));
       } else {
         if (chain != It::eof) {
-          // {{else if}} inside range/with (or else with inside if): Go parses "else" then
-          // expects "}}".
-          unexpected(peek_non_space(), "else");
+          // {{else if}} inside range/with, {{else with}} inside if/range: Go takes the "else",
+          // then meets the keyword where it expects text or an action.
+          unexpected(peek_non_space(), "input");
         }
         const int r2 = item_list(n.else_list);
         if (r2 != 1) errorf("expected end; found {{else}}");

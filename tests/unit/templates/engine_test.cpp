@@ -120,6 +120,7 @@ TEST_CASE("error texts and positions", "[templates]") {
        "ERR error evaluating template: template: :1:319: executing \"\" at <gt $value 80>: error calling gt: "
        "incompatible types for comparison"},
       {"{{ 1 | 2 }}", "ERR error parsing template: template: :1: non executable command in pipeline stage 2"},
+      {"{{ with 1 }}{{ else if 2 }}{{ end }}", "ERR error parsing template: template: :1: unexpected <if> in input"},
       {"{{ $value.x }}",
        "ERR error evaluating template: template: :1:325: executing \"\" at <$value.x>: can't evaluate field x "
        "in type float64"},
@@ -155,6 +156,7 @@ TEST_CASE("literal values, uses_query, and no partial output on error", "[templa
   CHECK_FALSE(r.has_value());
   CHECK(out == "keep:");
 
+  CHECK(rules::vmalert_error_text(r.error()) == "error evaluating template: " + r.error().message);
   CHECK(rules::check_template("{{ end }}").has_value());
   CHECK_FALSE(rules::check_template("{{ $value }}").has_value());
 }
