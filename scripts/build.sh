@@ -2,6 +2,7 @@
 # Configures and builds alertd with CMake + Ninja + ccache.
 #   BUILD_DIR   build folder (default: build)
 #   BUILD_TYPE  CMake build type (default: RelWithDebInfo)
+#   TARGETS     space-separated targets to build (default: all)
 #   extra arguments go to CMake's configure step, e.g. -DALERTD_SANITIZE=ON
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,4 +11,6 @@ BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo}
 launcher=()
 if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" "${launcher[@]}" "$@" >/dev/null
-cmake --build "$BUILD_DIR" -- -j"${JOBS:-$(nproc)}"
+targets=()
+for t in ${TARGETS:-}; do targets+=(--target "$t"); done
+cmake --build "$BUILD_DIR" "${targets[@]}" -- -j"${JOBS:-$(nproc)}"

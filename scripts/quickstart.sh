@@ -12,7 +12,7 @@ TARGET_PORT=${TARGET_PORT:-19080}
 ALERTD_ADDR=${ALERTD_ADDR:-127.0.0.1:8880}
 
 bash scripts/install-deps.sh
-BUILD_DIR=build ./scripts/build.sh --target alertd
+BUILD_DIR=build TARGETS=alertd ./scripts/build.sh
 
 RUN="$ROOT/.run"
 for pidfile in "$RUN"/*/*.pid; do
