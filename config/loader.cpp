@@ -96,6 +96,10 @@ class FileParser {
                                                            std::string_view field);
 
   void parse_group(const YAML::Node& node, size_t index);
+  // The file position of an error inside `expr`, when the scalar's text maps 1:1 onto the
+  // file (plain or quoted on one line, or a literal block `|`); else the scalar's position.
+  SourcePos expr_error_pos(const YAML::Node& node, std::string_view expr, const ExprError& err);
+  std::string_view line_text(size_t line0) const;  // 0-based line of text_, without '\n'
   std::optional<RuleSpec> parse_rule(const YAML::Node& node, const std::string& group_context,
                                      size_t index, const std::string& type);
   void check_templates(const core::Labels& values,
@@ -118,6 +122,8 @@ class FileParser {
   std::vector<GroupSpec> groups_;
   std::vector<PendingError> errors_;  // reported in file order at the end
   std::unordered_set<std::string> warned_;
+  std::string_view text_;           // the expanded file text yaml-cpp parsed
+  std::vector<size_t> line_starts_;  // offsets of each line in text_
   static constexpr size_t kMaxMergeDepth = 64;
   static constexpr size_t kMaxMerges = 100000;
   std::vector<YAML::Node> merge_stack_;
@@ -420,7 +426,8 @@ std::optional<RuleSpec> FileParser::parse_rule(const YAML::Node& node,
   }
   if (options_.validate_expressions && type == "prometheus" && !r.expr.empty()) {
     if (auto err = check_promql(r.expr)) {
-      error(expr_node.Mark(), context, "could not parse expression: " + err->to_string());
+      add_error(expr_error_pos(expr_node, r.expr, *err),
+                context + "could not parse expression: " + err->to_string());
       ok = false;
     }
   }
@@ -655,8 +662,60 @@ void FileParser::validate_group(GroupSpec& g, const std::string& context, const 
   g.checksum = h.value();
 }
 
+std::string_view FileParser::line_text(size_t line0) const {
+  if (line0 >= line_starts_.size()) return {};
+  const size_t start = line_starts_[line0];
+  const size_t end = line0 + 1 < line_starts_.size() ? line_starts_[line0 + 1] - 1 : text_.size();
+  return text_.substr(start, end - start);
+}
+
+SourcePos FileParser::expr_error_pos(const YAML::Node& node, std::string_view expr,
+                                     const ExprError& err) {
+  const YAML::Mark m = node.Mark();
+  const SourcePos fallback = pos_of(file_, m);
+  if (m.is_null() || m.pos < 0 || static_cast<size_t>(m.pos) >= text_.size() || m.line < 0) {
+    return fallback;
+  }
+  if (line_starts_.empty()) {
+    line_starts_.push_back(0);
+    for (size_t i = 0; i < text_.size(); ++i) {
+      if (text_[i] == '\n') line_starts_.push_back(i + 1);
+    }
+  }
+  const size_t pos = static_cast<size_t>(m.pos);
+  const char first = text_[pos];
+  if (first == '|') {
+    // Literal block: expression line N is file line (header + N) at the block's indentation.
+    const size_t header = static_cast<size_t>(m.line);
+    size_t indent = std::string_view::npos;
+    for (size_t l = header + 1; l < line_starts_.size(); ++l) {
+      const std::string_view t = line_text(l);
+      const size_t non_space = t.find_first_not_of(' ');
+      if (non_space != std::string_view::npos) {
+        indent = non_space;
+        break;
+      }
+    }
+    const size_t target = header + static_cast<size_t>(err.line);
+    if (indent == std::string_view::npos || target >= line_starts_.size()) return fallback;
+    // Check that the file line holds the expression line, so the mapping is exact.
+    size_t begin = 0;
+    for (int l = 1; l < err.line; ++l) begin = expr.find('\n', begin) + 1;
+    const std::string_view expr_line = expr.substr(begin, expr.find('\n', begin) - begin);
+    const std::string_view file_line = line_text(target);
+    if (file_line.size() < indent || file_line.substr(indent) != expr_line) return fallback;
+    return SourcePos{file_, static_cast<int>(target) + 1, static_cast<int>(indent) + err.column};
+  }
+  if (err.line != 1 || expr.find('\n') != std::string_view::npos) return fallback;
+  const size_t quote_len = (first == '"' || first == '\'') ? 1 : 0;
+  if (text_.substr(pos + quote_len, expr.size()) != expr) return fallback;  // escapes, folding
+  return SourcePos{file_, m.line + 1, m.column + static_cast<int>(quote_len) + err.column};
+}
+
 void FileParser::parse(std::string_view raw) {
   const std::string text = expand_env(raw, options_.env);
+  text_ = text;
+  line_starts_.clear();
   std::vector<YAML::Node> docs;
   try {
     docs = YAML::LoadAll(text);

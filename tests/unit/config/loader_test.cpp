@@ -271,7 +271,7 @@ TEST_CASE("validation errors name file, line, column, group and rule", "[config]
        "rules.yml:4:1: cannot parse YAML: end of sequence flow not found"},
       {"broken expression",
        "groups:\n  - name: g\n    rules:\n      - alert: a\n        expr: sum(rate(x[5m])\n",
-       "rules.yml:5:15: group \"g\": rule \"a\": could not parse expression: 1:4: unclosed left "
+       "rules.yml:5:18: group \"g\": rule \"a\": could not parse expression: 1:4: unclosed left "
        "parenthesis"},
       {"broken annotation template",
        "groups:\n  - name: g\n    rules:\n      - alert: a\n        expr: up\n        annotations:\n"
@@ -652,7 +652,7 @@ TEST_CASE("a rule's problems are all reported, the expression and templates incl
   REQUIRE(r.errors.size() == 3);
   CHECK(r.errors[0].message == "rules.yml:5:9: group \"g\": rule \"a\": unknown field \"alrt\"");
   CHECK(r.errors[1].message ==
-        "rules.yml:6:15: group \"g\": rule \"a\": could not parse expression: 1:5: unclosed left "
+        "rules.yml:6:19: group \"g\": rule \"a\": could not parse expression: 1:5: unclosed left "
         "parenthesis");
   CHECK(r.errors[2].message ==
         "rules.yml:8:20: group \"g\": rule \"a\": invalid annotations: annotation \"summary\": "
@@ -682,5 +682,37 @@ TEST_CASE("hostile merge keys are refused, not followed forever", "[config]") {
                                std::string::npos;
     }
     CHECK(refused);
+  }
+}
+
+TEST_CASE("expression errors point at the exact file position when the text maps 1:1",
+          "[config]") {
+  struct Case {
+    const char* what;
+    const char* yaml;
+    const char* prefix;  // "file:line:column: "
+  };
+  const char* head = "groups:\n  - name: g\n    rules:\n      - alert: a\n";
+  const Case cases[] = {
+      {"plain", "        expr: up{job=}\n", "rules.yml:5:22: "},
+      {"single-quoted", "        expr: 'up{job=}'\n", "rules.yml:5:23: "},
+      {"double-quoted", "        expr: \"up{job=}\"\n", "rules.yml:5:23: "},
+      {"double-quoted with escapes falls back to the value", "        expr: \"up{job=\\\"a\\\",x=}\"\n",
+       "rules.yml:5:15: "},
+      {"literal block", "        expr: |\n          sum(\n            rate(x{a=}[5m]))\n",
+       "rules.yml:7:22: "},
+      {"literal block with keep indicator", "        expr: |+\n          a +\n\n          b{\n",
+       "rules.yml:8:12: "},
+      {"folded block falls back to the value", "        expr: >\n          a +\n          b{\n",
+       "rules.yml:5:15: "},
+  };
+  for (const auto& c : cases) {
+    SECTION(c.what) {
+      const auto r = parse(std::string(head) + c.yaml);
+      REQUIRE(r.errors.size() == 1);
+      INFO(r.errors[0].message);
+      CHECK(r.errors[0].message.rfind(c.prefix, 0) == 0);
+      CHECK(r.errors[0].message.find("could not parse expression: ") != std::string::npos);
+    }
   }
 }
