@@ -1091,16 +1091,6 @@ void sprintf(std::string& out, std::string_view format, std::span<const Value> a
       }
     }
     const Value& a = args[arg_num++];
-    if (f.sharp_v && a.kind == Kind::float_) {
-      // %#v of a float64: %g with a forced decimal point only when needed; 1.5 -> 1.5, 1 -> 1.
-      Flags g = f;
-      g.sharp_v = false;
-      std::string s;
-      append_float(s, a.f, 'g', -1);
-      if (std::isfinite(a.f) && s.find_first_of(".e") == std::string::npos) s.append(".0");
-      pad(out, g, s);
-      continue;
-    }
     print_arg(out, f, a, verb, 0);
   }
   if (arg_num < args.size()) {

@@ -66,6 +66,10 @@ TEST_CASE("printf verbs, widths and flags", "[templates][fmt]") {
   CHECK(fmt("%t|%v", {Value::make_bool(true), Value::make_bool(false)}) == "true|false");
   CHECK(fmt("%v", {Value{}}) == "<nil>");
   CHECK(fmt("%d %%", {Value::make_int(-7)}) == "-7 %");
+  CHECK(fmt("%#v|%#v|%6.2f|%.10g|%g|%.0e", {Value::make_float(1), Value::make_view("s"), Value::make_float(3.14159),
+                                              Value::make_float(1.0 / 3), Value::make_float(1e-7),
+                                              Value::make_float(12345)}) ==
+        "1|\"s\"|  3.14|0.3333333333|1e-07|1e+04");
   CHECK(fmt("%T %T", {Value::make_float(1), Value::make_view("s")}) == "float64 string");
   CHECK(fmt("%s", {Value::make_duration(core::Duration{300'000'000'000})}) == "5m0s");
   CHECK(fmt("%d", {Value::make_duration(core::Duration{1500})}) == "1500");
