@@ -624,6 +624,21 @@ class State {
           if (one(std::move(key), v)) break;
         }
         break;
+      case Kind::int_:
+      case Kind::int64_:
+      case Kind::uint8_:
+      case Kind::uint64_: {
+        // Go >= 1.22 (vmalert's toolchain): range over an integer n yields 0..n-1.
+        if (decls.size() > 1) errorf("can't use " + sprint_v(val) + " to iterate over more than one variable");
+        const bool is_uint = val.kind == Kind::uint8_ || val.kind == Kind::uint64_;
+        const uint64_t count = is_uint ? val.u : (val.i > 0 ? static_cast<uint64_t>(val.i) : 0);
+        for (uint64_t i = 0; i < count; ++i) {
+          ran = true;
+          Value elem = is_uint ? Value::make_uint(i, val.kind) : Value::make_int(static_cast<int64_t>(i), val.kind);
+          if (one(Value{}, std::move(elem))) break;
+        }
+        break;
+      }
       case Kind::nil: break;
       default: at(n); errorf("range can't iterate over " + sprint_v(val));
     }

@@ -83,6 +83,7 @@ TEST_CASE("rendering table beyond the reference cases", "[templates]") {
       {"{{ \"STRAßE\" | toLower }} {{ \"straße\" | toUpper }} {{ \"foo.bar\" | title }}", "straße STRAßE Foo.Bar"},
       {"{{ \"[::1]:80\" | stripDomain }} {{ \"a.b\" | stripDomain }} {{ \"a.b:1\" | stripDomain }}", "[::1]:80 a a:1"},
       {"{{ $value = 1.0 }}{{ $value }} {{ .Value }}", "1 93.5"},
+      {"{{ range $i := 3 }}{{ $i }}{{ end }}|{{ range 0 }}x{{ else }}none{{ end }}", "012|none"},
       {"{{ $x := 1 }}{{ range $labels }}{{ $x = 2 }}{{ end }}{{ $x }}", "2"},
       {"{{ $ }}", "{{prometheus map[instance:host-1:9100 job:node] 93.5 up == 0 30s 0 0 2023-11-14 22:13:20 +0000 UTC 5m0s false} map[cluster:prod] http://vm.example.com:8880/vmalert}"},
   };
