@@ -18,3 +18,10 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 // clang-format on
+
+// g++ 12 reports a false -Wmismatched-new-delete when it inlines the destruction of an Asio
+// coroutine frame (awaitable_frame_base has its own matching operator new/delete; GCC PR 109224).
+// The pragma applies to the rest of every translation unit that includes this header.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif

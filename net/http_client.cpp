@@ -122,11 +122,13 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
         done(core::fail(describe(req) + ": client is closed"));
         return;
       }
+      // The deadline starts now: time spent waiting for a slot counts against the timeout.
+      const auto deadline = SteadyClock::now() + req.timeout;
       if (self->options_.max_concurrent != 0 && self->active_ >= self->options_.max_concurrent) {
-        self->queue_.push_back(Pending{std::move(req), std::move(done)});
+        self->queue_.push_back(Pending{std::move(req), std::move(done), deadline});
         return;
       }
-      self->start(std::move(req), std::move(done));
+      self->start(std::move(req), std::move(done), deadline);
     });
   }
 
@@ -148,46 +150,54 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
   struct Pending {
     Request req;
     ResponseHandler done;
+    SteadyClock::time_point deadline;
   };
 
   static std::string describe(const Request& req) {
     return go_method(req.method) + " \"" + redact_url(req.url) + "\"";
   }
 
-  void start(Request req, ResponseHandler done) {
+  void start(Request req, ResponseHandler done, SteadyClock::time_point deadline) {
     ++active_;
-    asio::co_spawn(ioc_, run(shared_from_this(), std::move(req), std::move(done)),
+    asio::co_spawn(ioc_, run(shared_from_this(), std::move(req), std::move(done), deadline),
                    [](const std::exception_ptr& e) {
                      if (e) std::rethrow_exception(e);
                    });
   }
 
-  static asio::awaitable<void> run(std::shared_ptr<Impl> self, Request req, ResponseHandler done) {
+  static asio::awaitable<void> run(std::shared_ptr<Impl> self, Request req, ResponseHandler done,
+                                   SteadyClock::time_point deadline) {
     // Declared, then assigned: g++ 12 miscompiles `Result<Response> x = co_await ...` here (the
     // Response is copied bitwise out of the callee's frame, which is then freed; valgrind shows
     // the strings pointing into the dead frame).
     core::Result<Response> result = core::fail("no response");
-    result = co_await self->execute(req);
+    result = co_await self->execute(req, deadline);
     --self->active_;
     if (!self->queue_.empty() && !self->closed_) {
       Pending next = std::move(self->queue_.front());
       self->queue_.pop_front();
-      self->start(std::move(next.req), std::move(next.done));
+      self->start(std::move(next.req), std::move(next.done), next.deadline);
     }
     done(std::move(result));
   }
 
-  asio::awaitable<core::Result<Response>> execute(Request& req) {
+  asio::awaitable<core::Result<Response>> execute(Request& req, SteadyClock::time_point deadline) {
     const std::string desc = describe(req);
     auto url = parse_url(req.url);
     if (!url) co_return core::fail(url.error());
-    const auto deadline = SteadyClock::now() + req.timeout;
+    if (SteadyClock::now() >= deadline) {
+      co_return core::fail(desc + ": timeout after " + format_timeout(req.timeout) +
+                           " waiting for one of " + std::to_string(options_.max_concurrent) +
+                           " request slots");
+    }
     const std::string key = url->scheme + "://" + url->host_port();
     for (int attempt = 0;; ++attempt) {
       std::unique_ptr<Connection> conn = take_idle(key);
       const bool reused = conn != nullptr;
       if (!conn) {
-        auto dialed = co_await dial(*url, deadline, req.timeout);
+        // Declared, then assigned (see run()).
+        core::Result<std::unique_ptr<Connection>> dialed = core::fail("not dialed");
+        dialed = co_await dial(*url, deadline, req.timeout);
         if (!dialed) co_return core::fail(dialed.error().wrap(desc));
         conn = std::move(*dialed);
       }
@@ -303,8 +313,10 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
       }
     });
     beast::error_code ec;
-    auto endpoints = co_await rs->resolver.async_resolve(
-        url.host, std::to_string(url.port), asio::redirect_error(asio::use_awaitable, ec));
+    const std::string service = std::to_string(url.port);
+    tcp::resolver::results_type endpoints;  // declared, then assigned (see run())
+    endpoints = co_await rs->resolver.async_resolve(
+        url.host, service, asio::redirect_error(asio::use_awaitable, ec));
     rs->timer.cancel();
     if (rs->timed_out) co_return core::fail(where + ": timeout after " + format_timeout(timeout));
     if (ec) co_return core::fail("lookup " + url.host + ": " + lower_message(ec));

@@ -135,8 +135,9 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
   static asio::awaitable<void> accept_loop(std::shared_ptr<Impl> self) {
     for (;;) {
       beast::error_code ec;
-      tcp::socket socket =
-          co_await self->acceptor_.async_accept(asio::redirect_error(asio::use_awaitable, ec));
+      // Declared, then assigned: g++ 12 miscompiles `T x = co_await ...` for non-trivial T.
+      tcp::socket socket(self->ioc_);
+      socket = co_await self->acceptor_.async_accept(asio::redirect_error(asio::use_awaitable, ec));
       if (self->stopped_ || !self->acceptor_.is_open()) co_return;
       if (ec) {
         // EMFILE and friends: back off briefly instead of spinning.

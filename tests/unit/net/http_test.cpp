@@ -75,7 +75,8 @@ class RawServer {
   asio::awaitable<void> accept_loop() {
     for (;;) {
       beast::error_code ec;
-      tcp::socket s = co_await acceptor_.async_accept(asio::redirect_error(asio::use_awaitable, ec));
+      tcp::socket s(acceptor_.get_executor());  // declared, then assigned (g++ 12)
+      s = co_await acceptor_.async_accept(asio::redirect_error(asio::use_awaitable, ec));
       if (ec) co_return;
       const int index = accepted_++;
       asio::co_spawn(acceptor_.get_executor(), on_conn_(std::move(s), index), asio::detached);
@@ -565,4 +566,27 @@ TEST_CASE("IPv6 literal hosts in brackets", "[net][client]") {
   REQUIRE(r.has_value());
   CHECK(r->body == "v6");
   CHECK(host_header == hp);
+}
+
+TEST_CASE("time spent queued for a slot counts against the deadline", "[net][client]") {
+  asio::io_context ioc;
+  RawServer server(ioc, [](tcp::socket s, int) -> asio::awaitable<void> { co_await drain(s); });
+  net::ClientOptions opts;
+  opts.max_concurrent = 1;
+  net::HttpClient client(ioc, opts);
+  std::vector<std::string> errors;
+  for (int i = 0; i < 2; ++i) {
+    net::Request req = get(base(server.port()) + "/" + std::to_string(i));
+    req.timeout = 150ms;
+    client.send(req, [&](core::Result<net::Response> r) {
+      REQUIRE_FALSE(r.has_value());
+      errors.push_back(r.error().message);
+    });
+  }
+  const auto start = std::chrono::steady_clock::now();
+  REQUIRE(run_until(ioc, [&] { return errors.size() == 2; }));
+  CHECK(std::chrono::steady_clock::now() - start < 1s);
+  CHECK_THAT(errors[0], Catch::EndsWith("/0\": timeout after 150ms"));
+  CHECK_THAT(errors[1], Catch::EndsWith("/1\": timeout after 150ms waiting for one of 1 request slots"));
+  CHECK(server.accepted() == 1);
 }
