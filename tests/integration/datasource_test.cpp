@@ -127,7 +127,7 @@ TEST_CASE("Prometheus errors come back in vmalert's words", "[integration][datas
   CHECK_THAT(a->message, Catch::StartsWith("unexpected response code 401"));
 }
 
-TEST_CASE("HTTPS with the test CA; a server name mismatch fails", "[integration][datasource]") {
+TEST_CASE("HTTPS with the test CA, and a server name mismatch fails", "[integration][datasource]") {
   datasource::HttpQuerierOptions o;
   o.url = env("ALERTD_IT_TLS_URL");
   o.append_type_prefix = false;

@@ -197,7 +197,7 @@ TEST_CASE("chunked bodies reach on_body_chunk as they arrive", "[net][client]") 
   CHECK(when[1] - when[0] >= 100ms);  // the first chunk was not held back
 }
 
-TEST_CASE("large Content-Length bodies stream in pieces; errors abort", "[net][client]") {
+TEST_CASE("large Content-Length bodies stream in pieces and sink errors abort", "[net][client]") {
   asio::io_context ioc;
   const std::string big(300 * 1024, 'x');
   net::HttpServer server(ioc, [&](const net::ServerRequest& r) {
