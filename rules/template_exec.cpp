@@ -96,7 +96,7 @@ Sig sig(std::initializer_list<P> ps, bool variadic = false) {
   return s;
 }
 
-Sig func_sig(Func f) {
+Sig make_func_sig(Func f) {
   switch (f) {
     case Func::and_:
     case Func::or_:
@@ -152,6 +152,16 @@ Sig func_sig(Func f) {
     case Func::sortByLabel: return sig({P::str, P::metrics});
   }
   return sig({});
+}
+
+// Signatures by function id, built once.
+const Sig& func_sig(Func f) {
+  static const auto table = [] {
+    std::vector<Sig> t(static_cast<size_t>(Func::query) + 1);
+    for (size_t i = 0; i < t.size(); ++i) t[i] = make_func_sig(static_cast<Func>(i));
+    return t;
+  }();
+  return table[static_cast<size_t>(f)];
 }
 
 enum class Method : uint8_t {
@@ -844,7 +854,7 @@ class State {
   Value eval_function(const Value& dot, const Arg& ident, Ctx node, std::span<const Arg> args,
                       const Value* final) {
     at(ident);
-    const Sig s = func_sig(ident.func);
+    const Sig& s = func_sig(ident.func);
     return eval_call(dot, s, &ident.func, nullptr, nullptr, ident.name, node,
                      args.empty() ? args : args.subspan(1), final);
   }
