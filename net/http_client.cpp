@@ -113,7 +113,8 @@ struct ExchangeState {
 
 class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
  public:
-  Impl(asio::io_context& ioc, ClientOptions options) : ioc_(ioc), options_(std::move(options)) {}
+  Impl(asio::io_context& ioc, ClientOptions options)
+      : ioc_(ioc), options_(std::move(options)), sweep_timer_(ioc) {}
 
   void send(Request req, ResponseHandler done) {
     asio::dispatch(ioc_, [self = shared_from_this(), req = std::move(req),
@@ -135,6 +136,7 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
   void close() {
     asio::dispatch(ioc_, [self = shared_from_this()] {
       self->closed_ = true;
+      self->sweep_timer_.cancel();
       for (auto& [key, conns] : self->idle_) {
         for (auto& c : conns) c->close();
       }
@@ -255,6 +257,41 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
     }
     conn->idle_since = now;
     conns.push_back(std::move(conn));
+    arm_sweep();
+  }
+
+  // While idle connections exist, a timer closes the ones idle for longer than idle_timeout,
+  // so a quiet client does not hold sockets the peer has long given up on.
+  void arm_sweep() {
+    if (sweep_armed_ || closed_) return;
+    sweep_armed_ = true;
+    sweep_timer_.expires_after(options_.idle_timeout);
+    sweep_timer_.async_wait([weak = weak_from_this()](const beast::error_code& ec) {
+      const auto self = weak.lock();
+      if (!self) return;
+      self->sweep_armed_ = false;
+      if (ec || self->closed_) return;
+      self->sweep();
+    });
+  }
+
+  void sweep() {
+    const auto now = SteadyClock::now();
+    bool any_left = false;
+    for (auto it = idle_.begin(); it != idle_.end();) {
+      auto& conns = it->second;
+      while (!conns.empty() && now - conns.front()->idle_since >= options_.idle_timeout) {
+        conns.front()->close();
+        conns.pop_front();
+      }
+      if (conns.empty()) {
+        it = idle_.erase(it);
+      } else {
+        any_left = true;
+        ++it;
+      }
+    }
+    if (any_left) arm_sweep();
   }
 
   core::Result<ssl::context*> ssl_context() {
@@ -468,6 +505,8 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
   std::deque<Pending> queue_;
   size_t active_ = 0;
   bool closed_ = false;
+  asio::steady_timer sweep_timer_;
+  bool sweep_armed_ = false;
 };
 
 HttpClient::HttpClient(asio::io_context& ioc, ClientOptions options)
@@ -487,7 +526,9 @@ core::Result<Response> fetch_blocking(Request req, const ClientOptions& options)
   {
     HttpClient client(ioc, options);
     client.send(std::move(req), [&out](core::Result<Response> r) { out = std::move(r); });
-    ioc.run();
+    // Not run(): the idle-connection timer would keep it busy for idle_timeout.
+    while (!out && ioc.run_one() != 0) {
+    }
   }
   ioc.restart();
   ioc.run();  // the client's close()

@@ -590,3 +590,23 @@ TEST_CASE("time spent queued for a slot counts against the deadline", "[net][cli
   CHECK_THAT(errors[1], Catch::EndsWith("/1\": timeout after 150ms waiting for one of 1 request slots"));
   CHECK(server.accepted() == 1);
 }
+
+TEST_CASE("idle connections are closed after idle_timeout", "[net][client]") {
+  asio::io_context ioc;
+  std::optional<std::chrono::steady_clock::time_point> closed_at;
+  RawServer server(ioc, [&](tcp::socket s, int) -> asio::awaitable<void> {
+    beast::flat_buffer buf;
+    if (!co_await read_request(s, buf)) co_return;
+    co_await write_raw(s, kOk);
+    co_await drain(s);  // returns when the client closes its idle connection
+    closed_at = std::chrono::steady_clock::now();
+  });
+  net::ClientOptions opts;
+  opts.idle_timeout = 100ms;
+  net::HttpClient client(ioc, opts);
+  REQUIRE(fetch(ioc, client, get(base(server.port()) + "/")).has_value());
+  const auto idle_from = std::chrono::steady_clock::now();
+  REQUIRE(run_until(ioc, [&] { return closed_at.has_value(); }, 2000ms));
+  CHECK(*closed_at - idle_from >= 90ms);
+  CHECK(*closed_at - idle_from < 1000ms);
+}
