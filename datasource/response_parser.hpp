@@ -64,7 +64,8 @@ class InstantParser {
   };
   [[nodiscard]] const StatusError* status_error() const;
 
-  // Bytes held for an unfinished value at the last chunk boundary (for memory accounting).
+  // Capacity of the buffer for a value left unfinished at a chunk boundary (for memory
+  // accounting; it keeps the size of the largest such value seen).
   [[nodiscard]] size_t buffered_bytes() const;
 
  private:
