@@ -502,12 +502,12 @@ void print_arg(std::string& out, Flags f, const Value& v, uint32_t verb, int dep
     case Kind::time:
       if (verb == 'v' || verb == 's' || verb == 'x' || verb == 'X' || verb == 'q') {
         std::string s;
-        append_time(s, v.i);
+        append_time(s, v.i, static_cast<int64_t>(v.u));
         fmt_string(out, f, s, verb, v);
       } else {
         bad_verb(out, f, Value::make_string([&] {
                    std::string s;
-                   append_time(s, v.i);
+                   append_time(s, v.i, static_cast<int64_t>(v.u));
                    return s;
                  }()),
                  verb);
@@ -605,24 +605,42 @@ struct Civil {
   int64_t nanos;
 };
 
-Civil civil(int64_t unix_ns) {
-  using namespace std::chrono;
-  const core::TimePoint t{core::Duration{unix_ns}};
-  const auto secs = floor<seconds>(t);
-  const auto days = floor<std::chrono::days>(secs);
-  const year_month_day ymd{days};
-  const hh_mm_ss hms{secs - days};
+int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+
+// Howard Hinnant's civil_from_days / days_from_civil, in int64 so any year Go prints fits.
+void civil_from_days(int64_t z, int64_t& y, int& m, int& d) {
+  z += 719468;
+  const int64_t era = floor_div(z, 146097);
+  const int64_t doe = z - era * 146097;
+  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  y = yoe + era * 400;
+  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const int64_t mp = (5 * doy + 2) / 153;
+  d = static_cast<int>(doy - (153 * mp + 2) / 5 + 1);
+  m = static_cast<int>(mp < 10 ? mp + 3 : mp - 9);
+  if (m <= 2) ++y;
+}
+
+int64_t days_from_civil(int64_t y, int m, int d) {
+  if (m <= 2) --y;
+  const int64_t era = floor_div(y, 400);
+  const int64_t yoe = y - era * 400;
+  const int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+Civil civil(int64_t sec, int64_t nsec) {
   Civil c{};
-  c.year = static_cast<int>(ymd.year());
-  c.month = static_cast<int>(static_cast<unsigned>(ymd.month()));
-  c.day = static_cast<int>(static_cast<unsigned>(ymd.day()));
-  c.hour = static_cast<int>(hms.hours().count());
-  c.minute = static_cast<int>(hms.minutes().count());
-  c.second = static_cast<int>(hms.seconds().count());
-  c.nanos = (t - secs).count();
-  const auto jan1 = sys_days{ymd.year() / January / 1};
-  c.yday = static_cast<int>((days - jan1).count()) + 1;
-  c.wday = static_cast<int>(weekday{days}.c_encoding());
+  const int64_t days = floor_div(sec, 86400);
+  const int64_t sod = sec - days * 86400;
+  civil_from_days(days, c.year, c.month, c.day);
+  c.hour = static_cast<int>(sod / 3600);
+  c.minute = static_cast<int>(sod / 60 % 60);
+  c.second = static_cast<int>(sod % 60);
+  c.nanos = nsec;
+  c.yday = static_cast<int>(days - days_from_civil(c.year, 1, 1)) + 1;
+  c.wday = static_cast<int>(((days + 4) % 7 + 7) % 7);
   return c;
 }
 
@@ -751,8 +769,8 @@ void append_quote(std::string& out, std::string_view s) {
   out.push_back('"');
 }
 
-void append_time(std::string& out, int64_t unix_ns) {
-  const Civil c = civil(unix_ns);
+void append_time(std::string& out, int64_t unix_sec, int64_t nsec) {
+  const Civil c = civil(unix_sec, nsec);
   append_padded(out, c.year, 4);
   out.push_back('-');
   append_padded(out, c.month, 2);
@@ -779,8 +797,8 @@ void append_time(std::string& out, int64_t unix_ns) {
   out.append(" +0000 UTC");
 }
 
-void append_time_layout(std::string& out, int64_t unix_ns, std::string_view layout) {
-  const Civil c = civil(unix_ns);
+void append_time_layout(std::string& out, int64_t unix_sec, int64_t nsec, std::string_view layout) {
+  const Civil c = civil(unix_sec, nsec);
   auto starts = [&](size_t i, std::string_view p) { return layout.substr(i, p.size()) == p; };
   size_t i = 0;
   while (i < layout.size()) {

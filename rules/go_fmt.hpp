@@ -23,10 +23,10 @@ void append_uint(std::string& out, uint64_t v);
 
 // strconv.Quote.
 void append_quote(std::string& out, std::string_view s);
-// time.Time.String() of a UTC time given as ns since the epoch.
-void append_time(std::string& out, int64_t unix_ns);
+// time.Time.String() of a UTC time given as Unix seconds and nanoseconds (0..999999999).
+void append_time(std::string& out, int64_t unix_sec, int64_t nsec);
 // time.Time.Format(layout) of a UTC time.
-void append_time_layout(std::string& out, int64_t unix_ns, std::string_view layout);
+void append_time_layout(std::string& out, int64_t unix_sec, int64_t nsec, std::string_view layout);
 // time.Duration.String().
 void append_duration(std::string& out, int64_t ns);
 

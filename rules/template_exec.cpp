@@ -333,7 +333,7 @@ bool eq2(const Value& a, BK k1, const Value& b) {
     case BK::uint_: return a.u == b.u;
     case BK::invalid: return true;
     case BK::other:
-      if (a.kind == Kind::time && b.kind == Kind::time) return a.i == b.i;
+      if (a.kind == Kind::time && b.kind == Kind::time) return a.i == b.i && a.u == b.u;
       throw FuncError{"non-comparable type " + sprint_v(b) + ": " + std::string(type_name(b))};
   }
   return false;
@@ -398,17 +398,38 @@ std::string escape_args(std::span<const Value> a) {
   return s;
 }
 
-// Time.Round/Truncate relative to Go's zero time (January 1, year 1 UTC).
-int64_t time_round(int64_t unix_ns, int64_t d, bool round) {
-  if (d <= 0) return unix_ns;
-  __extension__ using I128 = __int128;
-  const I128 zero_offset = static_cast<I128>(62135596800LL) * 1000000000LL;
-  const I128 abs = static_cast<I128>(unix_ns) + zero_offset;
+__extension__ using I128 = __int128;
+
+// Nanoseconds since Go's zero time (January 1, year 1 UTC).
+I128 abs_ns(const Value& t) {
+  return (static_cast<I128>(t.i) - Value::kGoZeroTimeUnixSec) * 1000000000 + static_cast<I128>(t.u);
+}
+
+Value time_from_abs(I128 abs) {
+  I128 sec = abs / 1000000000;
+  I128 nsec = abs % 1000000000;
+  if (nsec < 0) {
+    nsec += 1000000000;
+    --sec;
+  }
+  return Value::make_go_time(static_cast<int64_t>(sec + Value::kGoZeroTimeUnixSec), static_cast<int64_t>(nsec));
+}
+
+// Time.Round/Truncate, relative to Go's zero time as Go computes them.
+Value time_round(const Value& t, int64_t d, bool round) {
+  if (d <= 0) return t;
+  const I128 abs = abs_ns(t);
   I128 r = abs % d;
   if (r < 0) r += d;
   I128 res = abs - r;
   if (round && r + r >= d) res += d;
-  return static_cast<int64_t>(res - zero_offset);
+  return time_from_abs(res);
+}
+
+int64_t saturate(I128 v) {
+  if (v > INT64_MAX) return INT64_MAX;
+  if (v < INT64_MIN) return INT64_MIN;
+  return static_cast<int64_t>(v);
 }
 
 int64_t dur_round(int64_t v, int64_t m, bool round) {
@@ -580,7 +601,10 @@ class State {
     out_.push_back(' ');
     gofmt::append_uint(out_, d.group_id);
     out_.push_back(' ');
-    gofmt::append_time(out_, d.active_at.time_since_epoch().count());
+    {
+      const Value at = Value::make_time(d.active_at);
+      gofmt::append_time(out_, at.i, static_cast<int64_t>(at.u));
+    }
     out_.push_back(' ');
     gofmt::append_duration(out_, d.for_.count());
     out_.append(d.is_partial ? " true} " : " false} ");
@@ -1138,7 +1162,9 @@ class State {
         if (std::isnan(v) || std::isinf(v)) {
           gofmt::append_float(s, v, 'g', 4);
         } else {
-          gofmt::append_time(s, tmplfn::unix_float_to_ns(v));
+          int64_t sec = 0, nsec = 0;
+          tmplfn::unix_float_to_time(v, sec, nsec);
+          gofmt::append_time(s, sec, nsec);
         }
         return string_result(std::move(s));
       }
@@ -1146,9 +1172,10 @@ class State {
       case Func::formatTime: {
         const double v = to_float64(a[f == Func::toTime ? 0 : 1]);
         if (std::isnan(v) || std::isinf(v)) throw FuncError{"cannot convert " + sprint_v(Value::make_float(v)) + " to time.Time"};
-        const int64_t ns = tmplfn::unix_float_to_ns(v);
-        if (f == Func::toTime) return Value::make_int(ns, Kind::time);
-        gofmt::append_time_layout(s, ns, a[0].str());
+        int64_t sec = 0, nsec = 0;
+        tmplfn::unix_float_to_time(v, sec, nsec);
+        if (f == Func::toTime) return Value::make_go_time(sec, nsec);
+        gofmt::append_time_layout(s, sec, nsec, a[0].str());
         return string_result(std::move(s));
       }
       case Func::now: {
@@ -1215,48 +1242,44 @@ class State {
   }
 
   Value call_method(Method m, const Value& recv, std::span<Value> a) {
-    const int64_t t = recv.i;
+    const int64_t t = recv.i;  // time: Unix seconds; duration: nanoseconds
+    const auto nsec = static_cast<int64_t>(recv.u);
     std::string s;
     auto civil_part = [&](int which) -> int64_t {
       std::string tmp;
       // Reuse the layout formatter for the civil fields.
       static const char* const kLayouts[] = {"2006", "002", "2", "15", "4", "5"};
-      gofmt::append_time_layout(tmp, t, kLayouts[which]);
+      gofmt::append_time_layout(tmp, t, nsec, kLayouts[which]);
       return std::stoll(tmp);
     };
-    const int64_t sec_floor = (t >= 0 ? t / 1000000000 : -((-(t + 1)) / 1000000000) - 1);
+    // Go computes these with wrapping int64 arithmetic.
+    auto wrap = [](uint64_t v) { return static_cast<int64_t>(v); };
     switch (m) {
-      case Method::t_add: {
-        int64_t r = 0;
-        if (__builtin_add_overflow(t, a[0].i, &r)) r = a[0].i < 0 ? INT64_MIN : INT64_MAX;
-        return Value::make_int(r, Kind::time);
-      }
-      case Method::t_sub: {
-        // Go's Time.Sub saturates at the Duration range, too.
-        int64_t r = 0;
-        if (__builtin_sub_overflow(t, a[0].i, &r)) r = t < a[0].i ? INT64_MIN : INT64_MAX;
-        return Value::make_duration(core::Duration{r});
-      }
-      case Method::t_unix: return Value::make_int(sec_floor, Kind::int64_);
-      case Method::t_unix_milli: return Value::make_int(t >= 0 ? t / 1000000 : -((-(t + 1)) / 1000000) - 1, Kind::int64_);
-      case Method::t_unix_micro: return Value::make_int(t >= 0 ? t / 1000 : -((-(t + 1)) / 1000) - 1, Kind::int64_);
-      case Method::t_unix_nano: return Value::make_int(t, Kind::int64_);
-      case Method::t_format: gofmt::append_time_layout(s, t, a[0].str()); return string_result(std::move(s));
-      case Method::t_string: gofmt::append_time(s, t); return string_result(std::move(s));
+      case Method::t_add: return time_from_abs(abs_ns(recv) + a[0].i);
+      case Method::t_sub: return Value::make_duration(core::Duration{saturate(abs_ns(recv) - abs_ns(a[0]))});
+      case Method::t_unix: return Value::make_int(t, Kind::int64_);
+      case Method::t_unix_milli:
+        return Value::make_int(wrap(static_cast<uint64_t>(t) * 1000u + static_cast<uint64_t>(nsec / 1000000)), Kind::int64_);
+      case Method::t_unix_micro:
+        return Value::make_int(wrap(static_cast<uint64_t>(t) * 1000000u + static_cast<uint64_t>(nsec / 1000)), Kind::int64_);
+      case Method::t_unix_nano:
+        return Value::make_int(wrap(static_cast<uint64_t>(t) * 1000000000u + static_cast<uint64_t>(nsec)), Kind::int64_);
+      case Method::t_format: gofmt::append_time_layout(s, t, nsec, a[0].str()); return string_result(std::move(s));
+      case Method::t_string: gofmt::append_time(s, t, nsec); return string_result(std::move(s));
       case Method::t_utc: return recv;
-      case Method::t_before: return Value::make_bool(t < a[0].i);
-      case Method::t_after: return Value::make_bool(t > a[0].i);
-      case Method::t_equal: return Value::make_bool(t == a[0].i);
-      case Method::t_is_zero: return Value::make_bool(false);  // Go's zero time is not representable
-      case Method::t_round: return Value::make_int(time_round(t, a[0].i, true), Kind::time);
-      case Method::t_truncate: return Value::make_int(time_round(t, a[0].i, false), Kind::time);
+      case Method::t_before: return Value::make_bool(abs_ns(recv) < abs_ns(a[0]));
+      case Method::t_after: return Value::make_bool(abs_ns(recv) > abs_ns(a[0]));
+      case Method::t_equal: return Value::make_bool(abs_ns(recv) == abs_ns(a[0]));
+      case Method::t_is_zero: return Value::make_bool(t == Value::kGoZeroTimeUnixSec && nsec == 0);
+      case Method::t_round: return time_round(recv, a[0].i, true);
+      case Method::t_truncate: return time_round(recv, a[0].i, false);
       case Method::t_year: return Value::make_int(civil_part(0));
       case Method::t_year_day: return Value::make_int(civil_part(1));
       case Method::t_day: return Value::make_int(civil_part(2));
       case Method::t_hour: return Value::make_int(civil_part(3));
       case Method::t_minute: return Value::make_int(civil_part(4));
       case Method::t_second: return Value::make_int(civil_part(5));
-      case Method::t_nanosecond: return Value::make_int(t - sec_floor * 1000000000);
+      case Method::t_nanosecond: return Value::make_int(nsec);
       case Method::d_string: gofmt::append_duration(s, t); return string_result(std::move(s));
       case Method::d_seconds:
         return Value::make_float(static_cast<double>(t / 1000000000) + static_cast<double>(t % 1000000000) / 1e9);

@@ -363,16 +363,17 @@ void humanize_percentage(std::string& out, double v) {
   out.push_back('%');
 }
 
-int64_t unix_float_to_ns(double v) {
+void unix_float_to_time(double v, int64_t& sec, int64_t& nsec) {
   const double ms = v * 1e3;
   // Go's int64(float) on amd64 yields INT64_MIN when out of range.
   const int64_t msi = (ms >= -9.223372036854775e18 && ms < 9.223372036854775e18) ? static_cast<int64_t>(ms)
                                                                                : INT64_MIN;
-  // ms * 1e6 saturates: Go keeps seconds and nanoseconds apart and has no such limit, but
-  // times beyond year 2262 are not representable in int64 nanoseconds.
-  int64_t ns = 0;
-  if (__builtin_mul_overflow(msi, int64_t{1000000}, &ns)) return msi < 0 ? INT64_MIN : INT64_MAX;
-  return ns;
+  sec = msi / 1000;
+  nsec = (msi % 1000) * 1000000;
+  if (nsec < 0) {
+    nsec += 1000000000;
+    --sec;
+  }
 }
 
 std::string title(std::string_view s) {

@@ -16,8 +16,8 @@ void humanize(std::string& out, double v);
 void humanize1024(std::string& out, double v);
 void humanize_duration(std::string& out, double v);
 void humanize_percentage(std::string& out, double v);
-// vmalert's float seconds -> time: ms = int64(v*1e3), as ns since the epoch.
-int64_t unix_float_to_ns(double v);
+// vmalert's float seconds -> time: ms = int64(v*1e3), then Unix seconds and nanoseconds.
+void unix_float_to_time(double v, int64_t& sec, int64_t& nsec);
 
 // strings.Title / ToUpper / ToLower (simple Unicode case mapping for Latin, Greek, Cyrillic).
 std::string title(std::string_view s);

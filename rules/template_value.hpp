@@ -99,9 +99,28 @@ struct Value {
     return x;
   }
   static Value make_duration(core::Duration d) { return make_int(d.count(), Kind::duration); }
-  static Value make_time(core::TimePoint t) {
-    return make_int(t.time_since_epoch().count(), Kind::time);
+  // time.Time as Go keeps it: Unix seconds in `i`, nanoseconds (0..999999999) in `u`.
+  static Value make_go_time(int64_t sec, int64_t nsec) {
+    Value x;
+    x.kind = Kind::time;
+    x.i = sec;
+    x.u = static_cast<uint64_t>(nsec);
+    return x;
   }
+  // An unset TimePoint (the epoch) stands for Go's zero time, which vmalert passes to label
+  // templates ($activeAt prints 0001-01-01 00:00:00 +0000 UTC there).
+  static Value make_time(core::TimePoint t) {
+    const int64_t ns = t.time_since_epoch().count();
+    if (ns == 0) return make_go_time(kGoZeroTimeUnixSec, 0);
+    int64_t sec = ns / 1000000000;
+    int64_t nsec = ns % 1000000000;
+    if (nsec < 0) {
+      nsec += 1000000000;
+      --sec;
+    }
+    return make_go_time(sec, nsec);
+  }
+  static constexpr int64_t kGoZeroTimeUnixSec = -62135596800;
   static Value make_labels(const core::Labels* l, std::shared_ptr<Metrics> keep = nullptr) {
     Value x;
     x.kind = Kind::labels;

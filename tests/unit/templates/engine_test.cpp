@@ -83,6 +83,10 @@ TEST_CASE("rendering table beyond the reference cases", "[templates]") {
       {"{{ \"STRAßE\" | toLower }} {{ \"straße\" | toUpper }} {{ \"foo.bar\" | title }}", "straße STRAßE Foo.Bar"},
       {"{{ \"[::1]:80\" | stripDomain }} {{ \"a.b\" | stripDomain }} {{ \"a.b:1\" | stripDomain }}", "[::1]:80 a a:1"},
       {"{{ $value = 1.0 }}{{ $value }} {{ .Value }}", "1 93.5"},
+      {"{{ ($activeAt.Truncate (parseDurationTime \"1h\")).Format \"15:04 Jan 2\" }} {{ ($activeAt.Round (parseDurationTime \"1h\")).Hour }}",
+       "22:00 Nov 14 22"},
+      {"{{ $activeAt.Before (now | toTime) }} {{ ($activeAt.Add -1000000000).Second }} {{ $activeAt.YearDay }}", "true 19 318"},
+      {"{{ (toTime -1.5).UnixMilli }} {{ toTime 1e300 | printf \"%T\" }}", "-1500 time.Time"},
       {"{{ range $i := 3 }}{{ $i }}{{ end }}|{{ range 0 }}x{{ else }}none{{ end }}", "012|none"},
       {"{{ $x := 1 }}{{ range $labels }}{{ $x = 2 }}{{ end }}{{ $x }}", "2"},
       {"{{ $ }}", "{{prometheus map[instance:host-1:9100 job:node] 93.5 up == 0 30s 0 0 2023-11-14 22:13:20 +0000 UTC 5m0s false} map[cluster:prod] http://vm.example.com:8880/vmalert}"},
@@ -181,10 +185,12 @@ TEST_CASE("label templates see zero values beyond labels, value and expr", "[tem
   data.value = 1;
   data.expr = "e";
   rules::TemplateEnv env;
-  auto r = rules::render_vmalert("{{ $labels.job }} {{ $value }} {{ $expr }} [{{ $externalURL }}] {{ $for }} {{ $alertID }}",
-                                 data, env);
+  auto r = rules::render_vmalert(
+      "{{ $labels.job }} {{ $value }} {{ $expr }} [{{ $externalURL }}] {{ $for }} {{ $alertID }} "
+      "{{ $activeAt }} {{ $activeAt.IsZero }} {{ $activeAt.Unix }}",
+      data, env);
   REQUIRE(r.has_value());
-  CHECK(*r == "x 1 e [] 0s 0");
+  CHECK(*r == "x 1 e [] 0s 0 0001-01-01 00:00:00 +0000 UTC true -62135596800");
   auto nq = rules::render_vmalert("{{ query \"up\" }}", data, env);
   REQUIRE_FALSE(nq.has_value());
   CHECK_THAT(nq.error().message, Catch::Contains("query is not available in this context"));

@@ -87,9 +87,10 @@ TEST_CASE("Sprint spaces operands only between non-strings", "[templates][fmt]")
 }
 
 TEST_CASE("time.Time String and Format", "[templates][fmt]") {
-  const int64_t t = 1435065584128000000;  // 2015-06-23 13:19:44.128 UTC
+  const int64_t t = 1435065584;  // 2015-06-23 13:19:44.128 UTC
+  const int64_t ns = 128000000;
   std::string s;
-  rules::gofmt::append_time(s, t);
+  rules::gofmt::append_time(s, t, ns);
   CHECK(s == "2015-06-23 13:19:44.128 +0000 UTC");
   struct Row {
     const char* layout;
@@ -105,10 +106,22 @@ TEST_CASE("time.Time String and Format", "[templates][fmt]") {
   };
   for (const auto& r : rows) {
     std::string out;
-    rules::gofmt::append_time_layout(out, t, r.layout);
+    rules::gofmt::append_time_layout(out, t, ns, r.layout);
     INFO(r.layout);
     CHECK(out == r.want);
   }
+}
+
+TEST_CASE("times outside the int64-nanosecond range print like Go", "[templates][fmt]") {
+  std::string s;
+  rules::gofmt::append_time(s, -62135596800, 0);
+  CHECK(s == "0001-01-01 00:00:00 +0000 UTC");
+  s.clear();
+  rules::gofmt::append_time(s, 253402300799, 999999999);
+  CHECK(s == "9999-12-31 23:59:59.999999999 +0000 UTC");
+  s.clear();
+  rules::gofmt::append_time(s, -1, 500000000);
+  CHECK(s == "1969-12-31 23:59:59.5 +0000 UTC");
 }
 
 TEST_CASE("strconv.ParseFloat accepts Go's forms and reports Go's error", "[templates][fmt]") {
