@@ -1,6 +1,9 @@
 #include "notifier/alertmanager_payload.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstring>
 #include <utility>
 #include <vector>
 
@@ -10,6 +13,19 @@ namespace notifier {
 namespace {
 
 constexpr char kHex[] = "0123456789abcdef";
+
+// Byte classes for JSON string output: copied as is, escaped, or the start of a UTF-8 sequence
+// to validate.
+constexpr uint8_t kCopy = 0;
+constexpr uint8_t kEscape = 1;
+constexpr uint8_t kNonAscii = 2;
+constexpr std::array<uint8_t, 256> kByteClass = [] {
+  std::array<uint8_t, 256> t{};
+  for (size_t c = 0; c < 0x20; ++c) t[c] = kEscape;
+  t['"'] = t['\\'] = t['<'] = t['\''] = kEscape;
+  for (size_t c = 0x80; c < 0x100; ++c) t[c] = kNonAscii;
+  return t;
+}();
 
 // Length of the valid UTF-8 sequence at s[i], or 0 if invalid (overlong, surrogate, > U+10FFFF,
 // truncated).
@@ -36,10 +52,18 @@ size_t utf8_sequence_length(std::string_view s, size_t i) {
   return 0;
 }
 
-bool is_name_start(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':';
-}
-bool is_name_char(char c) { return is_name_start(c) || (c >= '0' && c <= '9'); }
+// 1: may start a label name, 2: may continue one.
+constexpr std::array<uint8_t, 256> kNameClass = [] {
+  std::array<uint8_t, 256> t{};
+  for (int c = 'a'; c <= 'z'; ++c) t[static_cast<size_t>(c)] = 3;
+  for (int c = 'A'; c <= 'Z'; ++c) t[static_cast<size_t>(c)] = 3;
+  for (int c = '0'; c <= '9'; ++c) t[static_cast<size_t>(c)] = 2;
+  t['_'] = t[':'] = 3;
+  return t;
+}();
+
+bool is_name_start(char c) { return (kNameClass[static_cast<unsigned char>(c)] & 1) != 0; }
+bool is_name_char(char c) { return (kNameClass[static_cast<unsigned char>(c)] & 2) != 0; }
 
 void append_object(std::string& out, const core::Labels& items, bool sanitize) {
   out += '{';
@@ -82,7 +106,10 @@ void append_object(std::string& out, const core::Labels& items, bool sanitize) {
 
 bool is_valid_label_name(std::string_view name) {
   if (name.empty() || !is_name_start(name[0])) return false;
-  return std::all_of(name.begin() + 1, name.end(), is_name_char);
+  for (size_t i = 1; i < name.size(); ++i) {
+    if (!is_name_char(name[i])) return false;
+  }
+  return true;
 }
 
 std::string sanitize_label_name(std::string_view name) {
@@ -94,47 +121,55 @@ std::string sanitize_label_name(std::string_view name) {
 }
 
 void append_json_string(std::string& out, std::string_view s) {
-  out += '"';
-  size_t run = 0;  // start of the pending run of bytes that need no escaping
-  for (size_t i = 0; i < s.size();) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '\'' && c < 0x80) {
-      ++i;
-      continue;
-    }
-    if (c >= 0x80) {
-      const size_t len = utf8_sequence_length(s, i);
-      if (len != 0) {
-        i += len;
+  // Worst case: every byte becomes a 6-byte \u00XX escape. Write straight into the buffer.
+  const size_t old = out.size();
+  out.resize_and_overwrite(old + 6 * s.size() + 2, [&](char* buf, size_t) {
+    char* w = buf + old;
+    *w++ = '"';
+    const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+    const size_t n = s.size();
+    size_t i = 0;
+    while (i < n) {
+      const unsigned char c = p[i];
+      const uint8_t cls = kByteClass[c];
+      if (cls == kCopy) {
+        *w++ = static_cast<char>(c);
+        ++i;
         continue;
       }
-      out.append(s.substr(run, i - run));
-      out += "\xEF\xBF\xBD";  // U+FFFD
+      if (cls == kNonAscii) {
+        const size_t len = utf8_sequence_length(s, i);
+        if (len != 0) {
+          std::memcpy(w, p + i, len);
+          w += len;
+          i += len;
+        } else {
+          std::memcpy(w, "\xEF\xBF\xBD", 3);  // U+FFFD
+          w += 3;
+          ++i;
+        }
+        continue;
+      }
+      *w++ = '\\';
+      switch (c) {
+        case '"': *w++ = '"'; break;
+        case '\\': *w++ = '\\'; break;
+        case '\n': *w++ = 'n'; break;
+        case '\r': *w++ = 'r'; break;
+        case '\t': *w++ = 't'; break;
+        case '\b': *w++ = 'b'; break;
+        case '\f': *w++ = 'f'; break;
+        default:  // other control bytes, and '<' '\'' which qtpl's %q escapes for HTML safety
+          std::memcpy(w, "u00", 3);
+          w[3] = kHex[c >> 4];
+          w[4] = kHex[c & 0xF];
+          w += 5;
+      }
       ++i;
-      run = i;
-      continue;
     }
-    out.append(s.substr(run, i - run));
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '<': out += "\\u003c"; break;  // qtpl's %q escapes these two for HTML safety
-      case '\'': out += "\\u0027"; break;
-      default:
-        out += "\\u00";
-        out += kHex[c >> 4];
-        out += kHex[c & 0xF];
-    }
-    ++i;
-    run = i;
-  }
-  out.append(s.substr(run));
-  out += '"';
+    *w++ = '"';
+    return static_cast<size_t>(w - buf);
+  });
 }
 
 void encode_alerts(std::span<const Alert> alerts, std::string& out) {
