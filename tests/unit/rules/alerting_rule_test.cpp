@@ -531,3 +531,15 @@ TEST_CASE("an unparsable template is a construction error", "[rules][template]")
   REQUIRE_FALSE(rule);
   CHECK(rule.error().message.find("group \"grp\": rule \"Broken\": annotation \"summary\"") == 0);
 }
+
+TEST_CASE("$type, $interval, $isPartial in annotations; label templates get zero values",
+          "[rules][template]") {
+  Harness h({.labels = {{"kind", "t={{ $type }};i={{ $interval }};e={{ $expr }}"}},
+             .annotations = {{"ctx", "{{ $type }} {{ $interval }} {{ $isPartial }}"}}});
+  auto r = fakes::make_result({series("a")});
+  r.is_partial = true;
+  REQUIRE(h.rule.apply(r, h.clock.now(), h.env));
+  const auto& a = h.only_alert();
+  CHECK(a.annotations.get("ctx") == "prometheus 30s true");
+  CHECK(a.labels.get("kind") == "t=;i=0s;e=load > 1");
+}
