@@ -174,6 +174,8 @@ struct AlertingRule::Impl {
     double value = 0;
   };
   std::vector<Expanded> scratch;
+  std::vector<std::string> label_values;  // rendered rule labels of one series
+  std::unordered_set<uint64_t> updated;
 
   void record(RuleUpdate u) {
     if (!u.error.empty()) ++errors_total;
@@ -263,13 +265,14 @@ core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, cor
     label_data.expr = s.expr;
     label_data.type = {};  // label templates see only $labels, $value, $expr
     // Rendered before any label is added, so every label template sees the series labels.
-    std::vector<std::pair<const NamedTemplate*, std::string>> extra;
-    extra.reserve(s.label_tpls.size());
-    for (const auto& t : s.label_tpls) {
-      render_into(t, label_data, env, buf, stats.template_error, "label");
-      extra.emplace_back(&t, buf);
+    s.label_values.resize(s.label_tpls.size());
+    for (size_t k = 0; k < s.label_tpls.size(); ++k) {
+      render_into(s.label_tpls[k], label_data, env, s.label_values[k], stats.template_error,
+                  "label");
     }
-    for (const auto& [t, v] : extra) add_extra_label(e.origin, e.processed, t->name, v);
+    for (size_t k = 0; k < s.label_tpls.size(); ++k) {
+      add_extra_label(e.origin, e.processed, s.label_tpls[k].name, s.label_values[k]);
+    }
     if (!s.name.empty()) add_extra_label(e.origin, e.processed, kAlertNameLabel, s.name);
     if (!s.ctx.disable_alertgroup_label && !s.group_name.empty()) {
       add_extra_label(e.origin, e.processed, kAlertGroupLabel, s.group_name);
@@ -291,7 +294,7 @@ core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, cor
     }
     data.for_ = s.for_;
     data.is_partial = result.is_partial;
-    e.annotations.clear();
+    // Same names every round (scratch is reset on update_from): set() reuses the value buffers.
     for (const auto& t : s.annotation_tpls) {
       render_into(t, data, env, buf, stats.template_error, "annotation");
       e.annotations.set(t.name, buf);
@@ -309,7 +312,8 @@ core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, cor
   }
 
   // Step 4: update or create.
-  std::unordered_set<uint64_t> updated;
+  auto& updated = s.updated;
+  updated.clear();
   updated.reserve(n);
   for (size_t i = 0; i < n; ++i) {
     auto& e = s.scratch[i];
@@ -326,7 +330,7 @@ core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, cor
         a.active_at = ts;
       }
       a.value = e.value;
-      a.annotations = std::move(e.annotations);
+      a.annotations = e.annotations;  // a copy reuses both buffers round after round
       a.keep_firing_since = {};
       continue;
     }
@@ -507,6 +511,7 @@ void AlertingRule::update_from(AlertingRule&& newer) {
   s.ctx = std::move(n.ctx);
   s.uses_query = n.uses_query;
   s.history = std::move(n.history);
+  s.scratch.clear();
 }
 
 uint64_t AlertingRule::id() const { return impl_->id; }
