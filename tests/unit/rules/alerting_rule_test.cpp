@@ -10,6 +10,7 @@
 
 #include "tests/fakes/fake_querier.hpp"
 #include "tests/fakes/manual_clock.hpp"
+#include "tests/fakes/recording_notifier.hpp"
 
 namespace {
 
@@ -542,4 +543,31 @@ TEST_CASE("$type, $interval, $isPartial in annotations; label templates get zero
   const auto& a = h.only_alert();
   CHECK(a.annotations.get("ctx") == "prometheus 30s true");
   CHECK(a.labels.get("kind") == "t=;i=0s;e=load > 1");
+}
+
+TEST_CASE("a round's batch through a Notifier: firing then resolved", "[rules][send]") {
+  Harness h;
+  fakes::RecordingNotifier n;
+  const std::vector<std::pair<std::string, std::string>> headers = {{"X-Tenant", "t1"}};
+  auto round = [&](const std::vector<FakeSeries>& s) {
+    REQUIRE(h.eval(s));
+    const auto batch = h.rule.alerts_to_send(h.clock.now(), 0s, 2min);
+    if (!batch.empty()) n.send(batch, headers, [](std::optional<core::Error> e) { CHECK_FALSE(e); });
+    h.clock.advance(kInterval);
+  };
+  round({series("a"), series("b")});
+  round({series("a")});
+  REQUIRE(n.batches.size() == 2);
+  CHECK(n.batches[0].alerts.size() == 2);
+  CHECK(n.batches[0].headers == headers);
+  REQUIRE(n.batches[1].alerts.size() == 2);  // a still firing, b resolved
+  size_t resolved = 0;
+  for (const auto& a : n.batches[1].alerts) {
+    if (a.labels.get("instance") == "b") {
+      ++resolved;
+      CHECK(a.ends_at == h.clock.now() - kInterval);
+    }
+  }
+  CHECK(resolved == 1);
+  CHECK(n.stats().sent == 4);
 }
