@@ -110,7 +110,7 @@ TEST_CASE("client: POSTs the payload with headers and auth", "[notifier][client]
   am.server.stop();
 }
 
-TEST_CASE("client: non-2xx is an error with the body; 2xx any code is success",
+TEST_CASE("client: non-2xx is an error with the body, any 2xx is success",
           "[notifier][client]") {
   boost::asio::io_context ioc;
   FakeAlertmanager am(ioc);

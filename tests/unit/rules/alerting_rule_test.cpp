@@ -533,7 +533,7 @@ TEST_CASE("an unparsable template is a construction error", "[rules][template]")
   CHECK(rule.error().message.find("group \"grp\": rule \"Broken\": annotation \"summary\"") == 0);
 }
 
-TEST_CASE("$type, $interval, $isPartial in annotations; label templates get zero values",
+TEST_CASE("$type, $interval, $isPartial in annotations, zero values in label templates",
           "[rules][template]") {
   Harness h({.labels = {{"kind", "t={{ $type }};i={{ $interval }};e={{ $expr }}"}},
              .annotations = {{"ctx", "{{ $type }} {{ $interval }} {{ $isPartial }}"}}});
