@@ -93,7 +93,7 @@ bool render_into(const NamedTemplate& t, const TemplateData& data, const Templat
   }
   auto r = t.tpl.render(data, env, out);
   if (r) return true;
-  out = r.error().message;
+  out = vmalert_error_text(r.error());  // vmalert: "error evaluating template: ..."
   if (!first_error) {
     std::string ctx = "failed to expand ";
     ctx.append(what).append(" \"").append(t.name).append("\"");
