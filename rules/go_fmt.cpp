@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "core/duration.hpp"
+#include "core/utf8.hpp"
 
 namespace rules::gofmt {
 namespace {
@@ -264,21 +265,7 @@ void fmt_integer(std::string& out, Flags f, uint64_t u, bool is_signed, int base
 
 void append_rune(std::string& out, uint32_t r) {
   if (r > 0x10FFFF || (r >= 0xD800 && r <= 0xDFFF)) r = 0xFFFD;
-  if (r < 0x80) {
-    out.push_back(static_cast<char>(r));
-  } else if (r < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (r >> 6)));
-    out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
-  } else if (r < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (r >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((r >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (r >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((r >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((r >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
-  }
+  core::append_utf8(out, r);
 }
 
 // Decodes one UTF-8 rune at s[i]; returns 0xFFFD with width 1 for invalid bytes.

@@ -7,6 +7,7 @@
 #include <memory>
 #include <unordered_map>
 
+#include "core/utf8.hpp"
 #include "rules/go_fmt.hpp"
 
 namespace rules::tmplfn {
@@ -45,23 +46,7 @@ uint32_t decode(std::string_view s, size_t i, size_t& w) {
   return 0xFFFD;
 }
 
-void encode(std::string& out, uint32_t r) {
-  if (r < 0x80) {
-    out.push_back(static_cast<char>(r));
-  } else if (r < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (r >> 6)));
-    out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
-  } else if (r < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (r >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((r >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (r >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((r >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((r >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
-  }
-}
+void encode(std::string& out, uint32_t r) { core::append_utf8(out, r); }
 
 // Simple case mapping (Go's unicode.ToUpper/ToLower) for the scripts rule files use.
 uint32_t upper(uint32_t r) {

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "core/utf8.hpp"
 #include "rules/go_fmt.hpp"
 #include "rules/template_ast.hpp"
 
@@ -456,23 +457,8 @@ bool unquote(std::string_view q, std::string& out) {
     if (c >= 'A' && c <= 'F') return c - 'A' + 10;
     return -1;
   };
-  auto put_rune = [&](uint32_t r) {
-    if (r < 0x80) {
-      out.push_back(static_cast<char>(r));
-    } else if (r < 0x800) {
-      out.push_back(static_cast<char>(0xC0 | (r >> 6)));
-      out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
-    } else if (r < 0x10000) {
-      out.push_back(static_cast<char>(0xE0 | (r >> 12)));
-      out.push_back(static_cast<char>(0x80 | ((r >> 6) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
-    } else {
-      out.push_back(static_cast<char>(0xF0 | (r >> 18)));
-      out.push_back(static_cast<char>(0x80 | ((r >> 12) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | ((r >> 6) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
-    }
-  };
+  auto put_rune = [&](uint32_t r) { core::append_utf8(out, r); };
+
   while (i < q.size()) {
     const char c = q[i];
     if (c == quote && quote == '"') return false;
