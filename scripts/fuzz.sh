@@ -38,7 +38,8 @@ for t in "${targets[@]}"; do
   args=(-max_total_time="$FUZZ_SECONDS" -print_final_stats=1 -artifact_prefix="$artifacts/$name-")
   if [[ -f "tests/fuzz/$name.dict" ]]; then args+=(-dict="tests/fuzz/$name.dict"); fi
   echo "== $target: ${FUZZ_SECONDS}s, $(find "$corpus" -type f | wc -l) seed inputs"
-  if "$t" "${args[@]}" "$corpus" >"$work/$name.log" 2>&1; then
+  # A hard wall-clock bound too, so a target that stalls cannot hang CI.
+  if timeout --kill-after=10 $((FUZZ_SECONDS + 120)) "$t" "${args[@]}" "$corpus" >"$work/$name.log" 2>&1; then
     grep -E '^stat::number_of_executed_units|^stat::peak_rss_mb' "$work/$name.log" | sed 's/^/   /' || true
     echo "   ok"
   else
