@@ -96,7 +96,7 @@ core::Result<net::Headers> parse_header_list(std::string_view list) {
 }
 
 struct HttpQuerierFactory::Shared {
-  net::HttpClient* client = nullptr;
+  net::Transport* client = nullptr;
   HttpQuerierOptions options;
   std::string endpoint;  // scheme://host/path/api/v1/query, userinfo kept (net sends it)
   Params base_params;    // the -datasource.url's own query args
@@ -280,10 +280,10 @@ class State : public std::enable_shared_from_this<State> {
       } else {
         std::string msg = r.error().message;
         replace_all(msg, net::redact_url(call.url), url);
-        if (msg.find("response exceeds max size") != std::string::npos) {
+        if (r.error().kind == core::ErrorKind::too_large) {
           msg += " (raise -datasource.maxResponseSize)";
         }
-        err = core::Error{std::move(msg)};
+        err = core::Error{std::move(msg), r.error().kind, r.error().http_status};
       }
     } else if (r->status != 200) {
       err = core::Error{"unexpected response code " + std::to_string(r->status) + " for " + url +
@@ -342,7 +342,7 @@ class UnsupportedQuerier final : public Querier {
 }  // namespace
 
 core::Result<std::unique_ptr<HttpQuerierFactory>> HttpQuerierFactory::create(
-    net::HttpClient& client, HttpQuerierOptions options) {
+    net::Transport& client, HttpQuerierOptions options) {
   auto shared = std::make_shared<Shared>();
   shared->client = &client;
   std::string_view url = options.url;

@@ -1,5 +1,6 @@
 // datasource::HttpQuerier: the Prometheus-compatible instant-query client (vmalert's
-// datasource/client_prom.go), on top of net::HttpClient and the streaming InstantParser.
+// datasource/client_prom.go), on top of a net::Transport (net::HttpClient in the daemon) and the
+// streaming InstantParser.
 //
 // Request, as vmalert sends it: POST <url>[/prometheus]/api/v1/query?<params> with an empty body
 // and `Content-Type: application/json`. Params are sorted by name like Go's url.Values.Encode:
@@ -18,8 +19,9 @@
 // appear anywhere.
 //
 // Concurrency: the per-datasource cap on queries in flight (-datasource.maxConcurrentQueries)
-// is enforced by the net::HttpClient the caller builds (ClientOptions::max_concurrent); the TLS
-// options (-datasource.tls*) live there too. Timeouts retries and keep-alive are the client's.
+// is enforced by the transport the caller builds (net::HttpClient: ClientOptions::max_concurrent);
+// the TLS options (-datasource.tls*) live there too. Timeouts, retries and keep-alive are the
+// transport's.
 #pragma once
 
 #include <chrono>
@@ -33,7 +35,7 @@
 #include "core/error.hpp"
 #include "core/time.hpp"
 #include "datasource/querier.hpp"
-#include "net/http_client.hpp"
+#include "net/transport.hpp"
 
 namespace datasource {
 
@@ -57,9 +59,9 @@ struct HttpQuerierOptions {
   std::string bearer_token;
   // -datasource.queryTimeout: deadline of one query (dial + send + full response).
   std::chrono::milliseconds query_timeout{30000};
-  // -datasource.maxResponseSize in bytes; 0 = no cap.
+  // -datasource.maxResponseSize in bytes; 0 = net::kDefaultMaxResponseBytes (64 MiB).
   size_t max_response_size = 0;
-  // -datasource.maxConcurrentQueries: informational here, the HttpClient enforces it.
+  // -datasource.maxConcurrentQueries: informational here, the transport enforces it.
   size_t max_concurrent_queries = 0;
   // -datasource.showURL: print query args with secret-looking names in errors too.
   bool show_url = false;
@@ -73,7 +75,7 @@ class HttpQuerierFactory final : public QuerierFactory {
  public:
   // Validates the options (URL, header list, one auth method). `client` must outlive the
   // factory and every querier it builds.
-  static core::Result<std::unique_ptr<HttpQuerierFactory>> create(net::HttpClient& client,
+  static core::Result<std::unique_ptr<HttpQuerierFactory>> create(net::Transport& client,
                                                                   HttpQuerierOptions options);
   ~HttpQuerierFactory() override;
 

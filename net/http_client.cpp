@@ -6,6 +6,10 @@
 // Content-Length bodies are handed to on_body_chunk as they arrive). One deadline covers dial,
 // TLS handshake, write and read. A reused connection that fails before the first response byte
 // (the peer closed it while idle) is retried once on a fresh connection.
+//
+// The response cap is the parser's body_limit: a Content-Length above it fails at the header,
+// before any body byte is read; chunked and read-to-EOF bodies fail as soon as they pass it.
+// Every error carries a core::ErrorKind (see net/transport.hpp).
 #include "net/http_client.hpp"
 
 #include <sys/socket.h>
@@ -13,7 +17,6 @@
 #include <array>
 #include <cerrno>
 #include <deque>
-#include <limits>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -74,6 +77,25 @@ bool closed_by_peer(const beast::error_code& ec) {
          ec == asio::error::connection_aborted || ec == ssl::error::stream_truncated;
 }
 
+// A failed read or write: the peer breaking HTTP is bad_response, anything else (reset, EOF,
+// TLS alert) is connection.
+core::ErrorKind io_error_kind(const beast::error_code& ec) {
+  if (ec.category() == http::make_error_code(http::error::bad_version).category() &&
+      ec != http::error::end_of_stream && ec != http::error::partial_message) {
+    return core::ErrorKind::bad_response;
+  }
+  return core::ErrorKind::connection;
+}
+
+size_t effective_cap(const Request& req) {
+  return req.max_response_bytes == 0 ? kDefaultMaxResponseBytes : req.max_response_bytes;
+}
+
+core::unexpected<core::Error> too_large(size_t cap) {
+  return core::fail("response exceeds max size " + std::to_string(cap) + " bytes",
+                    core::ErrorKind::too_large);
+}
+
 bool is_ip_literal(const std::string& host) {
   beast::error_code ec;
   (void)asio::ip::make_address(host, ec);
@@ -117,10 +139,11 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
       : ioc_(ioc), options_(std::move(options)), sweep_timer_(ioc) {}
 
   void send(Request req, ResponseHandler done) {
-    asio::dispatch(ioc_, [self = shared_from_this(), req = std::move(req),
-                          done = std::move(done)]() mutable {
+    // post, not dispatch: `done` must never run inline from send().
+    asio::post(ioc_, [self = shared_from_this(), req = std::move(req),
+                      done = std::move(done)]() mutable {
       if (self->closed_) {
-        done(core::fail(describe(req) + ": client is closed"));
+        done(closed_error(req));
         return;
       }
       // The deadline starts now: time spent waiting for a slot counts against the timeout.
@@ -144,7 +167,7 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
       for (Connection* c : self->busy_) c->close();
       auto queued = std::move(self->queue_);
       self->queue_.clear();
-      for (auto& p : queued) p.done(core::fail(describe(p.req) + ": client is closed"));
+      for (auto& p : queued) p.done(closed_error(p.req));
     });
   }
 
@@ -157,6 +180,10 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
 
   static std::string describe(const Request& req) {
     return go_method(req.method) + " \"" + redact_url(req.url) + "\"";
+  }
+
+  static core::unexpected<core::Error> closed_error(const Request& req) {
+    return core::fail(describe(req) + ": client is closed", core::ErrorKind::canceled);
   }
 
   void start(Request req, ResponseHandler done, SteadyClock::time_point deadline) {
@@ -186,11 +213,12 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
   asio::awaitable<core::Result<Response>> execute(Request& req, SteadyClock::time_point deadline) {
     const std::string desc = describe(req);
     auto url = parse_url(req.url);
-    if (!url) co_return core::fail(url.error());
+    if (!url) co_return core::fail(core::Error{url.error().message, core::ErrorKind::bad_config});
     if (SteadyClock::now() >= deadline) {
       co_return core::fail(desc + ": timeout after " + format_timeout(req.timeout) +
-                           " waiting for one of " + std::to_string(options_.max_concurrent) +
-                           " request slots");
+                               " waiting for one of " + std::to_string(options_.max_concurrent) +
+                               " request slots",
+                           core::ErrorKind::timeout);
     }
     const std::string key = url->scheme + "://" + url->host_port();
     for (int attempt = 0;; ++attempt) {
@@ -213,7 +241,7 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
         r = co_await exchange(*conn->plain, *conn, *url, req, deadline, state);
       }
       busy_.erase(conn.get());
-      if (!r && closed_) co_return core::fail(desc + ": client is closed");
+      if (!r && closed_) co_return closed_error(req);
       if (!r && reused && attempt == 0 && state.peer_closed && !state.got_response_bytes) {
         conn->close();
         continue;
@@ -301,7 +329,7 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
     beast::error_code ec;
     const TlsOptions& t = options_.tls;
     auto failed = [&](std::string what) {
-      ssl_error_ = core::Error{std::move(what) + ": " + ec.message()};
+      ssl_error_ = core::Error{std::move(what) + ": " + ec.message(), core::ErrorKind::bad_config};
       return core::fail(*ssl_error_);
     };
     if (!t.ca_file.empty()) {
@@ -355,16 +383,25 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
     endpoints = co_await rs->resolver.async_resolve(
         url.host, service, asio::redirect_error(asio::use_awaitable, ec));
     rs->timer.cancel();
-    if (rs->timed_out) co_return core::fail(where + ": timeout after " + format_timeout(timeout));
-    if (ec) co_return core::fail("lookup " + url.host + ": " + lower_message(ec));
+    if (rs->timed_out) {
+      co_return core::fail(where + ": timeout after " + format_timeout(timeout),
+                           core::ErrorKind::timeout);
+    }
+    if (ec) {
+      co_return core::fail("lookup " + url.host + ": " + lower_message(ec),
+                           core::ErrorKind::connection);
+    }
 
     beast::tcp_stream& stream = conn->lowest();
     stream.expires_at(deadline);
     co_await stream.async_connect(endpoints, asio::redirect_error(asio::use_awaitable, ec));
     if (ec == beast::error::timeout) {
-      co_return core::fail(where + ": timeout after " + format_timeout(timeout));
+      co_return core::fail(where + ": timeout after " + format_timeout(timeout),
+                           core::ErrorKind::timeout);
     }
-    if (ec) co_return core::fail(where + ": connect: " + lower_message(ec));
+    if (ec) {
+      co_return core::fail(where + ": connect: " + lower_message(ec), core::ErrorKind::connection);
+    }
     stream.socket().set_option(tcp::no_delay(true), ec);
 
     if (conn->tls) {
@@ -379,8 +416,9 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
       co_await conn->tls->async_handshake(ssl::stream_base::client,
                                           asio::redirect_error(asio::use_awaitable, ec));
       if (ec == beast::error::timeout) {
-        co_return core::fail("tls handshake with " + url.host_port() + ": timeout after " +
-                             format_timeout(timeout));
+        co_return core::fail(
+            "tls handshake with " + url.host_port() + ": timeout after " + format_timeout(timeout),
+            core::ErrorKind::timeout);
       }
       if (ec) {
         std::string msg = "tls handshake with " + url.host_port() + ": " + lower_message(ec);
@@ -391,7 +429,7 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
                    !t.insecure_skip_verify) {
           msg += " (certificate does not match server name \"" + name + "\"?)";
         }
-        co_return core::fail(msg);
+        co_return core::fail(std::move(msg), core::ErrorKind::connection);
       }
     }
     co_return conn;
@@ -403,7 +441,7 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
                                                    SteadyClock::time_point deadline,
                                                    ExchangeState& state) {
     const auto timed_out = [&] {
-      return core::fail("timeout after " + format_timeout(req.timeout));
+      return core::fail("timeout after " + format_timeout(req.timeout), core::ErrorKind::timeout);
     };
     http::request<http::string_body> msg;
     const http::verb verb = http::string_to_verb(req.method);
@@ -442,21 +480,26 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
     if (ec) {
       state.peer_closed = closed_by_peer(ec);
       if (ec == beast::error::timeout) co_return timed_out();
-      co_return core::fail("write request: " + lower_message(ec));
+      co_return core::fail("write request: " + lower_message(ec), core::ErrorKind::connection);
     }
 
+    const size_t cap = effective_cap(req);
     http::response_parser<http::buffer_body> parser;
     parser.header_limit(kHeaderLimit);
-    parser.body_limit(std::numeric_limits<std::uint64_t>::max());
+    parser.body_limit(static_cast<std::uint64_t>(cap));
     if (verb == http::verb::head) parser.skip(true);
     co_await http::async_read_header(stream, conn.buffer, parser,
                                      asio::redirect_error(asio::use_awaitable, ec));
     state.got_response_bytes = parser.got_some() || conn.buffer.size() != 0;
-    if (ec) {
+    // A Content-Length above the cap fails here, with the status line and fields parsed.
+    const bool header_over_cap = ec == http::error::body_limit;
+    if (ec && !header_over_cap) {
       state.peer_closed = closed_by_peer(ec);
       if (ec == beast::error::timeout) co_return timed_out();
-      if (ec == http::error::end_of_stream) co_return core::fail("EOF before the response header");
-      co_return core::fail("read response: " + lower_message(ec));
+      if (ec == http::error::end_of_stream) {
+        co_return core::fail("EOF before the response header", core::ErrorKind::connection);
+      }
+      co_return core::fail("read response: " + lower_message(ec), io_error_kind(ec));
     }
 
     Response resp;
@@ -464,8 +507,14 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
     for (const auto& field : parser.get()) {
       resp.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
     }
-    const bool stream_body = req.on_body_chunk && resp.status / 100 == 2;
-    size_t total = 0;
+    const bool success = resp.status / 100 == 2;
+    // Over the cap, a success fails; an error answer keeps its status and what was read (the
+    // connection is not reused: the rest of the body is still on it).
+    if (header_over_cap) {
+      if (success) co_return too_large(cap);
+      co_return resp;
+    }
+    const bool stream_body = req.on_body_chunk && success;
     std::array<char, kReadChunk> buf;
     while (!parser.is_done()) {
       parser.get().body().data = buf.data();
@@ -475,11 +524,6 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
       if (ec == http::error::need_buffer) ec = {};
       const size_t n = buf.size() - parser.get().body().size;
       if (n != 0) {
-        total += n;
-        if (req.max_response_bytes != 0 && total > req.max_response_bytes) {
-          co_return core::fail("response exceeds max size " +
-                               std::to_string(req.max_response_bytes) + " bytes");
-        }
         const std::string_view chunk(buf.data(), n);
         if (stream_body) {
           if (auto err = req.on_body_chunk(chunk)) co_return core::fail(std::move(*err));
@@ -487,9 +531,13 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
           resp.body.append(chunk);
         }
       }
+      if (ec == http::error::body_limit) {
+        if (success) co_return too_large(cap);
+        co_return resp;
+      }
       if (ec) {
         if (ec == beast::error::timeout) co_return timed_out();
-        co_return core::fail("read response body: " + lower_message(ec));
+        co_return core::fail("read response body: " + lower_message(ec), io_error_kind(ec));
       }
     }
     state.keep_alive = parser.keep_alive();
@@ -532,7 +580,7 @@ core::Result<Response> fetch_blocking(Request req, const ClientOptions& options)
   }
   ioc.restart();
   ioc.run();  // the client's close()
-  if (!out) return core::fail("request did not complete");
+  if (!out) return core::fail("request did not complete", core::ErrorKind::canceled);
   return std::move(*out);
 }
 

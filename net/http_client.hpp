@@ -1,7 +1,8 @@
-// net::HttpClient: an HTTP/1.1 client pool on one io_context. Keep-alive connections per
-// scheme+host+port, TLS (CA, client cert, server name, skip-verify), a deadline and a
-// response-size cap on every request, and one retry when a reused keep-alive connection turns
-// out to be closed by the peer. No Beast or Asio types leak out of this header.
+// net::HttpClient: the net::Transport implementation, an HTTP/1.1 client pool on one
+// io_context. Keep-alive connections per scheme+host+port, TLS (CA, client cert, server name,
+// skip-verify), a deadline and a response-size cap (Beast's parser body_limit) on every
+// request, and one retry when a reused keep-alive connection turns out to be closed by the
+// peer. No Beast or Asio types leak out of this header; only app/ (and tests) include it.
 //
 // Bodies can be streamed: with Request::on_body_chunk set, the body is handed over chunk by
 // chunk as it arrives (the datasource parser consumes it incrementally) and Response::body
@@ -10,15 +11,11 @@
 
 #include <chrono>
 #include <cstddef>
-#include <functional>
 #include <memory>
-#include <optional>
 #include <string>
-#include <string_view>
-#include <utility>
-#include <vector>
 
 #include "core/error.hpp"
+#include "net/transport.hpp"
 
 namespace boost::asio {
 class io_context;
@@ -34,31 +31,6 @@ struct TlsOptions {
   bool insecure_skip_verify = false;
 };
 
-using Headers = std::vector<std::pair<std::string, std::string>>;
-
-struct Request {
-  std::string method = "GET";
-  // Absolute http:// or https:// URL, query string included.
-  std::string url;
-  Headers headers;
-  std::string body;
-  std::chrono::milliseconds timeout{30000};
-  // 0 = no cap. Exceeding it fails the request with an error that names the cap.
-  size_t max_response_bytes = 0;
-  // Optional streaming sink: called for each body chunk of a response; an error aborts the
-  // request and is returned to the handler. Called only for 2xx responses; other statuses
-  // are collected into Response::body (capped) so callers can report them.
-  std::function<std::optional<core::Error>(std::string_view chunk)> on_body_chunk;
-};
-
-struct Response {
-  unsigned status = 0;
-  Headers headers;
-  std::string body;
-};
-
-using ResponseHandler = std::function<void(core::Result<Response>)>;
-
 struct ClientOptions {
   TlsOptions tls;
   size_t max_idle_per_host = 100;
@@ -69,17 +41,18 @@ struct ClientOptions {
   size_t max_concurrent = 0;
 };
 
-class HttpClient {
+class HttpClient final : public Transport {
  public:
   HttpClient(boost::asio::io_context& ioc, ClientOptions options);
-  ~HttpClient();
+  ~HttpClient() override;
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
 
-  // Sends `req`; `done` runs exactly once on the io_context's thread.
-  void send(Request req, ResponseHandler done);
-  // Closes idle connections and fails queued requests (shutdown).
-  void close();
+  /* Transport */
+  // `done` runs exactly once on the io_context's thread, never inline.
+  void send(Request req, ResponseHandler done) override;
+  // Closes idle connections and fails queued and in-flight requests (shutdown).
+  void close() override;
 
  private:
   class Impl;

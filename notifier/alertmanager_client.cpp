@@ -58,7 +58,7 @@ void set_header(net::Headers& headers, std::string_view name, std::string_view v
 
 }  // namespace
 
-AlertmanagerClient::AlertmanagerClient(net::HttpClient& http, AlertmanagerTarget target)
+AlertmanagerClient::AlertmanagerClient(net::Transport& http, AlertmanagerTarget target)
     : http_(http), target_(std::move(target)) {
   addr_ = target_.url;
   while (!addr_.empty() && addr_.back() == '/') addr_.pop_back();

@@ -1,5 +1,5 @@
 // notifier::AlertmanagerClient: POSTs alert batches to one Alertmanager (`<url>/api/v2/alerts`)
-// through net::HttpClient, and counts them. notifier::BlackholeNotifier: counts, sends nothing.
+// through a net::Transport, and counts them. notifier::BlackholeNotifier: counts, sends nothing.
 //
 // Errors (SendDone and stats().last_error), all prefixed with the target:
 //   failed to send alerts to addr "<addr>": Post "<addr>": <transport error>   (net's text)
@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "net/http_client.hpp"
+#include "net/transport.hpp"
 #include "notifier/notifier.hpp"
 
 namespace notifier {
@@ -33,11 +33,11 @@ struct AlertmanagerTarget {
   size_t max_response_bytes = 1 << 20;
 };
 
-// The client must outlive its in-flight requests (the HttpClient's callbacks capture it): stop
-// or close the HttpClient and drain the io_context before destroying it.
+// The client must outlive its in-flight requests (the transport's callbacks capture it): stop
+// or close the transport and drain the io_context before destroying it.
 class AlertmanagerClient final : public Notifier {
  public:
-  AlertmanagerClient(net::HttpClient& http, AlertmanagerTarget target);
+  AlertmanagerClient(net::Transport& http, AlertmanagerTarget target);
 
   // Notifier
   // Encodes the batch and POSTs it. `headers` (group notifier_headers) override the target's
@@ -52,7 +52,7 @@ class AlertmanagerClient final : public Notifier {
   void on_response(size_t count, core::Result<net::Response> r, const SendDone& done);
   void record_error(size_t count, std::string msg);
 
-  net::HttpClient& http_;
+  net::Transport& http_;
   AlertmanagerTarget target_;
   std::string addr_;  // url + /api/v2/alerts
   std::string auth_header_;  // precomputed Authorization value, may be empty

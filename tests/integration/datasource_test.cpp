@@ -6,6 +6,7 @@
 
 #include "datasource/http_querier.hpp"
 #include "net/asio.hpp"
+#include "net/http_client.hpp"
 
 namespace {
 

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "net/asio.hpp"
+#include "net/http_client.hpp"
 #include "net/http_server.hpp"
 
 namespace {

@@ -252,10 +252,112 @@ TEST_CASE("a response above max_response_bytes fails with the cap in the message
   auto r = fetch(ioc, client, req);
   REQUIRE_FALSE(r.has_value());
   CHECK_THAT(r.error().message, Catch::Contains("response exceeds max size 100 bytes"));
+  CHECK(r.error().kind == core::ErrorKind::too_large);
   req.max_response_bytes = 1000;
   auto ok = fetch(ioc, client, req);
   REQUIRE(ok.has_value());
   CHECK(ok->body.size() == 1000);
+}
+
+TEST_CASE("the response cap is the parser's body limit: chunked, to-EOF and error answers",
+          "[net][client]") {
+  asio::io_context ioc;
+  // 0: chunked 2xx of 3 x 400 bytes; 1: 500 with Content-Length 5000; 2: 500 chunked 3 x 400;
+  // 3: 200 read to EOF (no length), 1000 bytes.
+  RawServer server(ioc, [](tcp::socket s, int) -> asio::awaitable<void> {
+    beast::flat_buffer buf;
+    http::request<http::string_body> req;
+    if (!co_await read_request(s, buf, &req)) co_return;
+    const std::string chunk = "190\r\n" + std::string(400, 'c') + "\r\n";
+    if (req.target() == "/chunked") {
+      co_await write_raw(s, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + chunk +
+                                chunk + chunk + "0\r\n\r\n");
+    } else if (req.target() == "/error-length") {
+      co_await write_raw(s, "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 5000\r\n\r\n" +
+                                std::string(5000, 'e'));
+    } else if (req.target() == "/error-chunked") {
+      co_await write_raw(s, "HTTP/1.1 503 Unavailable\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                                chunk + chunk + chunk + "0\r\n\r\n");
+    } else {
+      co_await write_raw(s, "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n" +
+                                std::string(1000, 'x'));
+    }
+    beast::error_code ec;
+    s.shutdown(tcp::socket::shutdown_send, ec);
+    co_await drain(s);
+  });
+  net::HttpClient client(ioc, {});
+  auto req = [&](std::string path) {
+    net::Request r = get(base(server.port()) + path);
+    r.max_response_bytes = 1000;
+    return r;
+  };
+  auto chunked = fetch(ioc, client, req("/chunked"));
+  REQUIRE_FALSE(chunked.has_value());
+  CHECK(chunked.error().kind == core::ErrorKind::too_large);
+  CHECK_THAT(chunked.error().message, Catch::Contains("response exceeds max size 1000 bytes"));
+
+  auto to_eof = fetch(ioc, client, req("/eof"));
+  REQUIRE(to_eof.has_value());
+  CHECK(to_eof->body.size() == 1000);
+
+  // An error answer above the cap keeps its status (the caller reports it), not the body.
+  auto error_length = fetch(ioc, client, req("/error-length"));
+  REQUIRE(error_length.has_value());
+  CHECK(error_length->status == 500);
+  CHECK(error_length->body.size() <= 1000);
+
+  auto error_chunked = fetch(ioc, client, req("/error-chunked"));
+  REQUIRE(error_chunked.has_value());
+  CHECK(error_chunked->status == 503);
+  CHECK(error_chunked->body.size() <= 1000);
+  CHECK(error_chunked->body.find_first_not_of('c') == std::string::npos);
+}
+
+TEST_CASE("max_response_bytes = 0 means the 64 MiB default, not unlimited", "[net][client]") {
+  static_assert(net::kDefaultMaxResponseBytes == 64u << 20);
+  asio::io_context ioc;
+  // Announces 64 MiB + 1 in Content-Length: refused at the header, before any body byte.
+  RawServer server(ioc, [](tcp::socket s, int) -> asio::awaitable<void> {
+    beast::flat_buffer buf;
+    if (!co_await read_request(s, buf)) co_return;
+    co_await write_raw(s, "HTTP/1.1 200 OK\r\nContent-Length: " +
+                              std::to_string((64u << 20) + 1) + "\r\n\r\nxx");
+    co_await drain(s);
+  });
+  net::HttpClient client(ioc, {});
+  auto r = fetch(ioc, client, get(base(server.port()) + "/"));
+  REQUIRE_FALSE(r.has_value());
+  CHECK(r.error().kind == core::ErrorKind::too_large);
+  CHECK_THAT(r.error().message, Catch::Contains(std::to_string(64u << 20)));
+}
+
+TEST_CASE("a malformed response is bad_response", "[net][client]") {
+  asio::io_context ioc;
+  RawServer server(ioc, [](tcp::socket s, int) -> asio::awaitable<void> {
+    beast::flat_buffer buf;
+    if (!co_await read_request(s, buf)) co_return;
+    co_await write_raw(s, "HTTP/1.1 2x0 OK\r\n\r\n");
+    co_await drain(s);
+  });
+  net::HttpClient client(ioc, {});
+  auto r = fetch(ioc, client, get(base(server.port()) + "/"));
+  REQUIRE_FALSE(r.has_value());
+  CHECK(r.error().kind == core::ErrorKind::bad_response);
+}
+
+TEST_CASE("send() never completes inline, even on a closed client", "[net][client]") {
+  asio::io_context ioc;
+  net::HttpClient client(ioc, {});
+  net::Transport& transport = client;
+  transport.close();
+  bool done = false;
+  transport.send(get("http://127.0.0.1:1/"), [&](core::Result<net::Response> r) {
+    CHECK_FALSE(r.has_value());
+    done = true;
+  });
+  CHECK_FALSE(done);
+  REQUIRE(run_until(ioc, [&] { return done; }));
 }
 
 TEST_CASE("a silent server hits the request deadline", "[net][client]") {
@@ -271,6 +373,7 @@ TEST_CASE("a silent server hits the request deadline", "[net][client]") {
   REQUIRE_FALSE(r.has_value());
   CHECK(r.error().message ==
         "Post \"http://127.0.0.1:" + std::to_string(server.port()) + "/slow\": timeout after 200ms");
+  CHECK(r.error().kind == core::ErrorKind::timeout);
   CHECK(took >= 190ms);
   CHECK(took < 2s);
 }
@@ -312,6 +415,7 @@ TEST_CASE("a fresh connection closed before the response is not retried", "[net]
   auto r = fetch(ioc, client, get(base(server.port()) + "/"));
   REQUIRE_FALSE(r.has_value());
   CHECK_THAT(r.error().message, Catch::Contains("EOF"));
+  CHECK(r.error().kind == core::ErrorKind::connection);
   CHECK(server.accepted() == 1);
 }
 
@@ -360,6 +464,7 @@ TEST_CASE("connection refused names the method, the URL and the dial", "[net][cl
   CHECK(r.error().message == "Get \"http://127.0.0.1:" + p +
                                  "/api?x=1\": dial tcp 127.0.0.1:" + p +
                                  ": connect: connection refused");
+  CHECK(r.error().kind == core::ErrorKind::connection);
   CHECK_THAT(r.error().message, !Catch::Contains("secret"));
 }
 
@@ -370,6 +475,7 @@ TEST_CASE("close() fails queued requests and later sends", "[net][client]") {
   auto r = fetch(ioc, client, get("http://127.0.0.1:1/"));
   REQUIRE_FALSE(r.has_value());
   CHECK_THAT(r.error().message, Catch::Contains("client is closed"));
+  CHECK(r.error().kind == core::ErrorKind::canceled);
 }
 
 TEST_CASE("TLS with a CA made by the test", "[net][client][tls]") {

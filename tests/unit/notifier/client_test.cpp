@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "net/http_client.hpp"
 #include "net/http_server.hpp"
 #include "notifier/alertmanager_payload.hpp"
 

@@ -1,0 +1,100 @@
+// datasource::HttpQuerier over fakes::FakeTransport: the querier needs only net::Transport, so
+// this binary links datasource without net (no Beast, no sockets). The wire format itself is
+// tested against a real server in tests/unit/net/http_querier_test.cpp.
+#include <catch2/catch.hpp>
+
+#include "datasource/http_querier.hpp"
+#include "tests/fakes/fake_transport.hpp"
+
+namespace {
+
+// 2026-12-02T10:46:15Z
+const core::TimePoint kTs = core::from_unix_ms(1796208375000);
+
+const std::string kVector =
+    R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"job":"a"},"value":[1796208375,"1"]}]}})";
+
+struct Fixture {
+  Fixture() {
+    datasource::HttpQuerierOptions o;
+    o.url = "http://user:pw@ds.example:8428/";
+    auto f = datasource::HttpQuerierFactory::create(transport, o);
+    REQUIRE(f.has_value());
+    factory = std::move(*f);
+    querier = factory->build({});
+  }
+
+  std::optional<std::optional<core::Error>> run(core::QueryResult& out) {
+    std::optional<std::optional<core::Error>> got;
+    querier->query("up", kTs, out, [&](std::optional<core::Error> e) { got = std::move(e); });
+    CHECK_FALSE(got.has_value());  // a transport completes later, never inside send()
+    CHECK(transport.complete_all() == 1);
+    return got;
+  }
+
+  fakes::FakeTransport transport;
+  std::unique_ptr<datasource::HttpQuerierFactory> factory;
+  std::unique_ptr<datasource::Querier> querier;
+};
+
+}  // namespace
+
+TEST_CASE("querier over a fake transport: request, streamed body, result",
+          "[datasource][transport]") {
+  Fixture fx;
+  fx.transport.respond_with(200, kVector);
+  core::QueryResult out;
+  auto got = fx.run(out);
+  REQUIRE(got.has_value());
+  CHECK_FALSE(got->has_value());
+  REQUIRE(fx.transport.requests.size() == 1);
+  const net::Request& req = fx.transport.requests[0];
+  CHECK(req.method == "POST");
+  CHECK(req.url.starts_with("http://user:pw@ds.example:8428/api/v1/query?query=up&step=300s"));
+  CHECK(req.max_response_bytes == 0);  // the transport's default cap applies
+  REQUIRE(out.size() == 1);
+  CHECK(out.labels(0).get("job") == "a");
+  CHECK(out.value(0) == 1.0);
+}
+
+TEST_CASE("querier over a fake transport: transport errors keep their kind",
+          "[datasource][transport]") {
+  Fixture fx;
+  const std::vector<core::ErrorKind> kinds = {core::ErrorKind::timeout,
+                                              core::ErrorKind::connection,
+                                              core::ErrorKind::too_large};
+  for (const auto kind : kinds) {
+    fx.transport.fail_with(core::Error{"Post \"http://ds.example:8428/api/v1/query\": boom", kind});
+    core::QueryResult out;
+    auto got = fx.run(out);
+    REQUIRE(got.has_value());
+    REQUIRE(got->has_value());
+    CHECK_THAT((*got)->message, Catch::Contains("boom"));
+    CHECK((*got)->kind == kind);
+  }
+}
+
+TEST_CASE("querier over a fake transport: an HTTP 500 is reported with its status",
+          "[datasource][transport]") {
+  Fixture fx;
+  fx.transport.respond_with(500, "overloaded");
+  core::QueryResult out;
+  auto got = fx.run(out);
+  REQUIRE(got.has_value());
+  REQUIRE(got->has_value());
+  CHECK_THAT((*got)->message, Catch::Contains("unexpected response code 500"));
+  CHECK_THAT((*got)->message, Catch::Contains("overloaded"));
+}
+
+TEST_CASE("querier over a fake transport: close() cancels pending queries",
+          "[datasource][transport]") {
+  Fixture fx;
+  core::QueryResult out;
+  std::optional<std::optional<core::Error>> got;
+  fx.querier->query("up", kTs, out, [&](std::optional<core::Error> e) { got = std::move(e); });
+  fx.transport.close();
+  CHECK(fx.transport.complete_all() == 1);
+  REQUIRE(got.has_value());
+  REQUIRE(got->has_value());
+  CHECK_THAT((*got)->message, Catch::Contains("client is closed"));
+}
