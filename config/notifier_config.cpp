@@ -710,7 +710,7 @@ class NotifierConfigParser : public Reader {
     for (const auto& [k, v] : entries(n, where)) {
       const std::string& key = k.Scalar();
       if (key == "source_labels") {
-        rc.source_labels_set = true;
+        rc.source_labels_set = !v.IsNull();  // `source_labels:` alone is unset, as in Go
         if (v.IsScalar()) {  // a single name, as vmalert also accepts
           rc.source_labels.push_back(v.Scalar());
         } else {

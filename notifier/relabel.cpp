@@ -101,6 +101,80 @@ uint64_t md5_low64(std::string_view data) {
   return out;
 }
 
+// ---- xxhash64 (seed 0), for vmalert-compatible hashmod (cespare/xxhash's Sum64) ----
+
+constexpr uint64_t kXxP1 = 0x9E3779B185EBCA87ULL;
+constexpr uint64_t kXxP2 = 0xC2B2AE3D27D4EB4FULL;
+constexpr uint64_t kXxP3 = 0x165667B19E3779F9ULL;
+constexpr uint64_t kXxP4 = 0x85EBCA77C2B2AE63ULL;
+constexpr uint64_t kXxP5 = 0x27D4EB2F165667C5ULL;
+
+constexpr uint64_t rotl64(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+
+uint64_t read_le(const unsigned char* p, size_t n) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < n; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
+  return v;
+}
+
+uint64_t xx_round(uint64_t acc, uint64_t input) {
+  acc += input * kXxP2;
+  return rotl64(acc, 31) * kXxP1;
+}
+
+uint64_t xx_merge(uint64_t acc, uint64_t v) {
+  acc ^= xx_round(0, v);
+  return acc * kXxP1 + kXxP4;
+}
+
+uint64_t xxhash64(std::string_view data) {
+  const auto* p = reinterpret_cast<const unsigned char*>(data.data());
+  const unsigned char* const end = p + data.size();
+  uint64_t h = 0;
+  if (data.size() >= 32) {
+    uint64_t v1 = kXxP1 + kXxP2;
+    uint64_t v2 = kXxP2;
+    uint64_t v3 = 0;
+    uint64_t v4 = 0 - kXxP1;
+    while (end - p >= 32) {
+      v1 = xx_round(v1, read_le(p, 8));
+      v2 = xx_round(v2, read_le(p + 8, 8));
+      v3 = xx_round(v3, read_le(p + 16, 8));
+      v4 = xx_round(v4, read_le(p + 24, 8));
+      p += 32;
+    }
+    h = rotl64(v1, 1) + rotl64(v2, 7) + rotl64(v3, 12) + rotl64(v4, 18);
+    h = xx_merge(h, v1);
+    h = xx_merge(h, v2);
+    h = xx_merge(h, v3);
+    h = xx_merge(h, v4);
+  } else {
+    h = kXxP5;
+  }
+  h += static_cast<uint64_t>(data.size());
+  while (end - p >= 8) {
+    h ^= xx_round(0, read_le(p, 8));
+    h = rotl64(h, 27) * kXxP1 + kXxP4;
+    p += 8;
+  }
+  if (end - p >= 4) {
+    h ^= read_le(p, 4) * kXxP1;
+    h = rotl64(h, 23) * kXxP2 + kXxP3;
+    p += 4;
+  }
+  while (p < end) {
+    h ^= static_cast<uint64_t>(*p) * kXxP5;
+    h = rotl64(h, 11) * kXxP1;
+    ++p;
+  }
+  h ^= h >> 33;
+  h *= kXxP2;
+  h ^= h >> 29;
+  h *= kXxP3;
+  h ^= h >> 32;
+  return h;
+}
+
 // ---- UTF-8 and case mapping, as Go's strings.ToLower / ToUpper ----
 
 // Go's utf8.DecodeRuneInString: invalid input decodes as (U+FFFD, 1).
@@ -347,6 +421,7 @@ struct RelabelRules::Rule {
   core::RelabelConfig config;
   std::unique_ptr<re2::RE2> re;
   bool default_regex = true;
+  HashmodHash hash = HashmodHash::md5;
   std::optional<LiteralMatcher> literal;  // set when the regex is literal alternatives
   // RE2's PossibleMatchRange: every match m has range_min <= m <= range_max, so text outside
   // the range is rejected without running the regex (label names in labelmap, mostly).
@@ -427,7 +502,9 @@ bool RelabelRules::Rule::apply(core::Labels& labels) const {
       set_label(labels, config.target_label, s.value);
       return true;
     case A::hashmod: {
-      const uint64_t mod = md5_low64(joined(labels, s.joined)) % config.modulus;
+      const std::string_view val = joined(labels, s.joined);
+      const uint64_t h = hash == HashmodHash::md5 ? md5_low64(val) : xxhash64(val);
+      const uint64_t mod = h % config.modulus;
       std::array<char, 24> buf{};
       const auto res = std::to_chars(buf.data(), buf.data() + buf.size(), mod);
       set_label(labels, config.target_label, std::string_view(buf.data(), res.ptr - buf.data()));
@@ -524,7 +601,8 @@ std::optional<core::Error> check_relabel_config(const core::RelabelConfig& confi
   return std::nullopt;
 }
 
-core::Result<RelabelRules> RelabelRules::compile(std::span<const core::RelabelConfig> configs) {
+core::Result<RelabelRules> RelabelRules::compile(std::span<const core::RelabelConfig> configs,
+                                                 RelabelOptions options) {
   RelabelRules out;
   out.rules_.reserve(configs.size());
   for (size_t i = 0; i < configs.size(); ++i) {
@@ -537,6 +615,7 @@ core::Result<RelabelRules> RelabelRules::compile(std::span<const core::RelabelCo
     rule->config = c;
     rule->re = std::move(*re);
     rule->default_regex = !c.regex.has_value();
+    rule->hash = options.hashmod;
     rule->literal = LiteralMatcher::from(c.regex_or_default());
     rule->has_range = rule->re->PossibleMatchRange(&rule->range_min, &rule->range_max, 16);
     if (c.action == core::RelabelAction::replace) {

@@ -5,7 +5,8 @@
 // compiled list. Semantics are Prometheus': the regex is fully anchored `^(?:regex)$` (RE2
 // syntax, which is Go's), `$1` / `${1}` / `$name` / `${name}` / `$$` in `target_label` and
 // `replacement` expand as Go's regexp.Expand does, setting a label to "" deletes it, `hashmod`
-// is md5 of the joined value, last 8 bytes as a big-endian uint64, mod `modulus`; lowercase and
+// is md5 of the joined value, last 8 bytes as a big-endian uint64, mod `modulus` (or vmalert's
+// xxhash64, see RelabelOptions); lowercase and
 // uppercase map Unicode letters (Go's strings.ToLower/ToUpper; invalid UTF-8 becomes U+FFFD).
 // A dropped set is reported as such (false / nullopt), never as an empty set.
 //
@@ -25,6 +26,14 @@
 
 namespace notifier {
 
+// The hash behind `hashmod`. Prometheus uses md5 (the default here); vmalert's
+// lib/promrelabel uses xxhash64, so shards differ between the two for the same modulus.
+enum class HashmodHash { md5, xxhash64 };
+
+struct RelabelOptions {
+  HashmodHash hashmod = HashmodHash::md5;
+};
+
 class RelabelRules {
  public:
   RelabelRules();  // no rules: keeps every set unchanged
@@ -37,7 +46,7 @@ class RelabelRules {
   // Validates (core::validate_relabel_config plus the regex) and compiles every rule. The error
   // names the rule: "relabel config #2: <Prometheus' text>" (1-based), kind bad_config.
   [[nodiscard]] static core::Result<RelabelRules> compile(
-      std::span<const core::RelabelConfig> configs);
+      std::span<const core::RelabelConfig> configs, RelabelOptions options = {});
 
   // Applies the rules in order to `labels`. Returns false as soon as a rule drops the set
   // (labels are then left as that rule found them).

@@ -214,6 +214,14 @@ TEST_CASE("notifier config: defaults", "[config][notifier_config]") {
   CHECK(rc.regex_or_default() == "(.*)");
   CHECK(rc.replacement == "$1");
   CHECK_FALSE(rc.source_labels_set);
+  // `regex:` with no value is the empty regex (Go's yaml leaves it nil, then Prometheus uses ""),
+  // `source_labels:` with no value is unset (labeldrop accepts it).
+  const auto nulls = parse(
+      "alert_relabel_configs:\n  - action: labeldrop\n    source_labels:\n    regex:\n");
+  INFO(all_errors(nulls));
+  REQUIRE(nulls.ok());
+  CHECK(nulls.config->alert_relabel_configs.at(0).regex == std::optional<std::string>(""));
+  CHECK_FALSE(nulls.config->alert_relabel_configs.at(0).source_labels_set);
 }
 
 TEST_CASE("notifier config: vmalert's testdata files parse", "[config][notifier_config]") {

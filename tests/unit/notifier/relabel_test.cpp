@@ -401,3 +401,38 @@ TEST_CASE("relabel: apply in place reports a drop and keeps working after it",
   CHECK(rules->apply(crit));
   CHECK(crit == core::Labels{{"routed", "yes"}, {"severity", "critical"}});
 }
+
+TEST_CASE("relabel: hashmod with vmalert's xxhash64", "[notifier][relabel]") {
+  // Expected values: xxhsum -H1 (XXH64, seed 0) of the joined value, mod the modulus.
+  struct H {
+    std::string value;
+    uint64_t modulus;
+    std::string want;
+  };
+  const std::vector<H> cases = {
+      {"", 1u << 31, std::to_string(0xef46db3751d8e999ULL % (1u << 31))},
+      {"baz", 1000, "324"},
+      {"abcd", 1000, "908"},
+      {"abcdefghijk", 7, "5"},
+      {"ünïcödé;日本", 1000, "669"},
+      {std::string(33, 'a'), 1000, "747"},
+      {"abcdefghijklmnopqrstuvwxyz0123456789A", 1000, "111"},
+      {std::string(200, 'x'), 7, "0"},
+  };
+  for (const H& h : cases) {
+    INFO(h.value.size() << " bytes");
+    const std::vector<C> configs = {rule(A::hashmod).src({"v"}).target("h").mod(h.modulus)};
+    auto xx = notifier::RelabelRules::compile(configs, {.hashmod = notifier::HashmodHash::xxhash64});
+    REQUIRE(xx.has_value());
+    core::Labels l{{"v", h.value}};
+    REQUIRE(xx->apply(l));
+    CHECK(l.get("h").value_or("") == h.want);
+  }
+  // Two labels joined with the separator, as for md5.
+  const std::vector<C> two = {rule(A::hashmod).src({"a", "b"}).target("h").mod(1000)};
+  auto xx = notifier::RelabelRules::compile(two, {.hashmod = notifier::HashmodHash::xxhash64});
+  REQUIRE(xx.has_value());
+  const auto out = xx->process(core::Labels{{"a", "foo"}, {"b", "bar"}});
+  REQUIRE(out.has_value());
+  CHECK(out->get("h") == std::optional<std::string_view>("475"));  // xxh64("foo;bar") % 1000
+}
