@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "core/utf8.hpp"
+#include "notifier/alertmanager_payload.hpp"
 
 namespace notifier {
 namespace {
@@ -635,6 +636,22 @@ bool RelabelRules::apply(core::Labels& labels) const {
     if (!rule->apply(labels)) return false;
   }
   return true;
+}
+
+bool relabel_alert(core::Labels& labels, std::initializer_list<const RelabelRules*> lists) {
+  bool all_valid = true;
+  for (const core::Label& l : labels) all_valid = all_valid && is_valid_label_name(l.name);
+  if (!all_valid) {
+    // Rare: rebuild with sanitized names; a later duplicate wins, as the encoder does.
+    core::Labels fixed;
+    fixed.reserve(labels.size());
+    for (const core::Label& l : labels) fixed.set(sanitize_label_name(l.name), l.value);
+    labels = std::move(fixed);
+  }
+  for (const RelabelRules* rules : lists) {
+    if (rules != nullptr && !rules->apply(labels)) return false;
+  }
+  return !labels.empty();
 }
 
 std::optional<core::Labels> RelabelRules::process(core::Labels labels) const {

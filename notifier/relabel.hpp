@@ -14,6 +14,7 @@
 // the rules change nothing (scratch buffers are per thread and reused).
 #pragma once
 
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <span>
@@ -61,6 +62,14 @@ class RelabelRules {
   struct Rule;
   std::vector<std::unique_ptr<Rule>> rules_;
 };
+
+// vmalert's relabeling of one alert before it is sent (notifier/alert.go
+// applyRelabelingIfNeeded, alertmanager.go send): label names are first sanitized to the
+// metric-name charset (notifier::sanitize_label_name, as the payload encoder does), then each
+// list runs in order (the global alert_relabel_configs, then the target's). Returns false when a
+// list drops the alert or leaves no label: vmalert does not send it. Null lists are skipped.
+[[nodiscard]] bool relabel_alert(core::Labels& labels,
+                                 std::initializer_list<const RelabelRules*> lists);
 
 // One rule's full check, regex syntax included: what config/ calls (through a callback) to
 // report a bad rule at its file position.

@@ -436,3 +436,33 @@ TEST_CASE("relabel: hashmod with vmalert's xxhash64", "[notifier][relabel]") {
   REQUIRE(out.has_value());
   CHECK(out->get("h") == std::optional<std::string_view>("475"));  // xxh64("foo;bar") % 1000
 }
+
+TEST_CASE("relabel: an alert as vmalert relabels it before sending", "[notifier][relabel]") {
+  // Names are sanitized first, so a rule can name the sanitized label.
+  const std::vector<C> global = {rule(A::labeldrop).re("foo_bar"),
+                                 rule().target("via").repl("alertd")};
+  const std::vector<C> per_target = {rule(A::drop).src({"env"}).re("dev")};
+  auto g = notifier::RelabelRules::compile(global);
+  auto t = notifier::RelabelRules::compile(per_target);
+  REQUIRE(g.has_value());
+  REQUIRE(t.has_value());
+
+  core::Labels a{{"foo.bar", "x"}, {"service!name", "api"}, {"env", "prod"}};
+  REQUIRE(notifier::relabel_alert(a, {&*g, &*t}));
+  CHECK(a == core::Labels{{"env", "prod"}, {"service_name", "api"}, {"via", "alertd"}});
+
+  core::Labels dev{{"env", "dev"}};
+  CHECK_FALSE(notifier::relabel_alert(dev, {&*g, &*t}));  // the target's list drops it
+
+  // A set relabeled down to nothing is not sent.
+  const std::vector<C> drop_all = {rule(A::labeldrop).re(".*")};
+  auto d = notifier::RelabelRules::compile(drop_all);
+  REQUIRE(d.has_value());
+  core::Labels b{{"a", "1"}};
+  CHECK_FALSE(notifier::relabel_alert(b, {nullptr, &*d}));
+
+  // No lists: sanitized names only.
+  core::Labels c{{"a-b", "1"}};
+  REQUIRE(notifier::relabel_alert(c, {}));
+  CHECK(c == core::Labels{{"a_b", "1"}});
+}
