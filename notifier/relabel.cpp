@@ -508,7 +508,8 @@ bool RelabelRules::Rule::apply(core::Labels& labels) const {
       const uint64_t mod = h % config.modulus;
       std::array<char, 24> buf{};
       const auto res = std::to_chars(buf.data(), buf.data() + buf.size(), mod);
-      set_label(labels, config.target_label, std::string_view(buf.data(), res.ptr - buf.data()));
+      const auto len = static_cast<size_t>(res.ptr - buf.data());
+      set_label(labels, config.target_label, std::string_view(buf.data(), len));
       return true;
     }
     case A::labelmap: {
