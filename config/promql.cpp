@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <vector>
 
+#include "core/strings.hpp"
+
 // Grammar (lowest precedence first; all binary operators share one loop with a precedence
 // table, `^` is right-associative):
 //   expr     := unary (binop modifiers unary)*
@@ -52,17 +54,6 @@ bool ident_start(char c) {
 }
 bool ident_char(char c) { return ident_start(c) || is_digit_char(c) || c == '.'; }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
-
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
 
 class Lexer {
  public:
@@ -260,7 +251,7 @@ class Parser {
     if (cur_.kind == Tok::bad) fail(cur_, cur_.error);
   }
 
-  bool is_kw(std::string_view kw) const { return cur_.kind == Tok::ident && iequals(cur_.text, kw); }
+  bool is_kw(std::string_view kw) const { return cur_.kind == Tok::ident && core::iequals(cur_.text, kw); }
 
   void expect(Tok k, std::string_view what, std::string_view context) {
     if (cur_.kind != k) {

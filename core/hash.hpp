@@ -1,4 +1,5 @@
-// FNV-1a 64, the hash vmalert uses for rule, group and alert IDs.
+// FNV-1a 64, the hash vmalert uses for rule, group and alert IDs; and the one 64-bit mixer
+// (finalizer) for in-memory hash tables.
 #pragma once
 
 #include <cstdint>
@@ -26,5 +27,16 @@ class Fnv1a64 {
  private:
   uint64_t h_ = kOffset;
 };
+
+// MurmurHash3's fmix64: every input bit affects every output bit. For hash tables keyed by
+// values that are not random (ids, counters, partial hashes).
+[[nodiscard]] constexpr uint64_t mix64(uint64_t h) {
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ULL;
+  h ^= h >> 33;
+  return h;
+}
 
 }  // namespace core

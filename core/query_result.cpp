@@ -3,18 +3,9 @@
 #include <algorithm>
 #include <cstring>
 
-namespace core {
+#include "core/hash.hpp"
 
-namespace {
-inline uint64_t mix(uint64_t h) {
-  h ^= h >> 32;
-  h *= 0xd6e8feb86659fd93ULL;
-  h ^= h >> 32;
-  h *= 0xd6e8feb86659fd93ULL;
-  h ^= h >> 32;
-  return h;
-}
-}  // namespace
+namespace core {
 
 uint64_t hash_bytes(std::string_view bytes, uint64_t seed) {
   const char* p = bytes.data();
@@ -33,7 +24,7 @@ uint64_t hash_bytes(std::string_view bytes, uint64_t seed) {
     std::memcpy(&w, p, n);
     h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
   }
-  return mix(h);
+  return mix64(h);
 }
 
 std::optional<std::string_view> LabelsView::get(std::string_view name) const {

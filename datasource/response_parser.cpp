@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "core/hash.hpp"
 #include "core/utf8.hpp"
 
 #if defined(__SSE2__)
@@ -301,15 +302,6 @@ const char* expectation(State s) {
     case State::done: return "nothing";
   }
   return "?";
-}
-
-inline uint64_t mix64(uint64_t h) {
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdULL;
-  h ^= h >> 33;
-  h *= 0xc4ceb9fe1a85ec53ULL;
-  h ^= h >> 33;
-  return h;
 }
 
 }  // namespace
@@ -779,8 +771,8 @@ struct InstantParser::Impl {
 
   [[nodiscard]] uint64_t set_hash(std::span<const uint32_t> ids) const {
     uint64_t h = 0;
-    for (uint32_t id : ids) h += mix64(uint64_t{id} + 0x9E3779B97F4A7C15ULL);
-    return mix64(h ^ ids.size());
+    for (uint32_t id : ids) h += core::mix64(uint64_t{id} + 0x9E3779B97F4A7C15ULL);
+    return core::mix64(h ^ ids.size());
   }
 
   void grow_set_table() {
