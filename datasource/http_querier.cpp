@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 
+#include "core/strings.hpp"
 #include "core/time.hpp"
 #include "datasource/response_parser.hpp"
 #include "net/url.hpp"
@@ -20,27 +21,6 @@ std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
-    if (lower(a[i]) != lower(b[i])) return false;
-  }
-  return true;
-}
-
-// vmalert's UI hides headers named like these; alertd applies the same rule to query args.
-bool looks_secret(std::string_view name) {
-  std::string lower(name);
-  for (char& c : lower) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  for (const char* word : {"auth", "pass", "key", "secret", "token"}) {
-    if (lower.find(word) != std::string::npos) return true;
-  }
-  return false;
 }
 
 using Params = std::map<std::string, std::vector<std::string>>;
@@ -63,14 +43,6 @@ std::string whole_seconds(core::Duration d) {
   return std::to_string(std::chrono::duration_cast<std::chrono::seconds>(d).count()) + "s";
 }
 
-// "Post \"<url>\": ..." from net names the URL as sent; errors must show the display form.
-void replace_all(std::string& text, std::string_view from, std::string_view to) {
-  if (from.empty() || from == to) return;
-  for (size_t pos = text.find(from); pos != std::string::npos; pos = text.find(from, pos + to.size())) {
-    text.replace(pos, from.size(), to);
-  }
-}
-
 }  // namespace
 
 core::Result<net::Headers> parse_header_list(std::string_view list) {
@@ -84,10 +56,14 @@ core::Result<net::Headers> parse_header_list(std::string_view list) {
     const size_t colon = item.find(':');
     if (colon == std::string_view::npos) {
       return core::fail("header #" + std::to_string(index) +
-                        " has no ':'; expecting \"Name: value\" entries separated by \"^^\"");
+                            " has no ':'; expecting \"Name: value\" entries separated by \"^^\"",
+                        core::ErrorKind::bad_config);
     }
     const std::string_view name = trim(item.substr(0, colon));
-    if (name.empty()) return core::fail("header #" + std::to_string(index) + " has an empty name");
+    if (name.empty()) {
+      return core::fail("header #" + std::to_string(index) + " has an empty name",
+                        core::ErrorKind::bad_config);
+    }
     out.emplace_back(std::string(name), std::string(trim(item.substr(colon + 1))));
     if (sep == std::string_view::npos) break;
     list.remove_prefix(sep + 2);
@@ -132,14 +108,14 @@ class State : public std::enable_shared_from_this<State> {
     for (const auto& [key, values] : params.query_params) q[key] = values;
     q["query"] = {std::string(kPerQuery)};
     build_parts(q, false, parts_);
-    for (const auto& [key, values] : q) secret_args_ |= looks_secret(key);
+    for (const auto& [key, values] : q) secret_args_ |= net::looks_secret(key);
     if (secret_args_ && !o.show_url) build_parts(q, true, display_parts_);
 
     headers_ = shared_->headers;
     for (const auto& [name, value] : params.headers) {
       bool replaced = false;
       for (auto& h : headers_) {
-        if (iequals(h.first, name)) {
+        if (core::iequals(h.first, name)) {
           h.second = value;
           replaced = true;
         }
@@ -176,6 +152,8 @@ class State : public std::enable_shared_from_this<State> {
       return r.error();
     };
     call->url = req.url;
+    // net names the URL in its errors (`Post "<url>": ...`): the display form, secrets hidden.
+    if (!display_parts_.empty()) req.display_url = display_url(*call);
     shared_->client->send(std::move(req), [call](core::Result<net::Response> r) {
       call->state->complete(*call, std::move(r));
     });
@@ -210,7 +188,7 @@ class State : public std::enable_shared_from_this<State> {
         if (value == kPerQuery) {
           flush();
           parts.push_back(Part{key == "query" ? Part::Kind::query : Part::Kind::time, {}});
-        } else if (redact && looks_secret(key)) {
+        } else if (redact && net::looks_secret(key)) {
           fixed.append("secret");
         } else {
           net::append_query_escaped(fixed, value);
@@ -246,55 +224,44 @@ class State : public std::enable_shared_from_this<State> {
     return net::redact_url(render(display_parts_, call.expr, call.time));
   }
 
-  core::Error parse_failure(const core::Error& e, const std::string& url) const {
-    // The parser reports a datasource-side error as
-    //   datasource returned an error: errorType "<t>", error "<e>"
-    // which vmalert prints as `response error, query: <url>, errorType: <t>, error: <e>`.
-    constexpr std::string_view kStatusError = "datasource returned an error: errorType ";
-    std::string_view m = e.message;
-    if (m.starts_with(kStatusError)) {
-      m.remove_prefix(kStatusError.size());
-      std::string_view type = m;
-      std::string_view detail;
-      const size_t sep = m.find(", error \"");
-      if (sep != std::string_view::npos) {
-        type = m.substr(0, sep);
-        detail = m.substr(sep + 9);
-        if (!detail.empty() && detail.back() == '"') detail.remove_suffix(1);
-      }
-      if (type.size() >= 2 && type.front() == '"' && type.back() == '"') {
-        type = type.substr(1, type.size() - 2);
-      }
-      return core::Error{"response error, query: " + url + ", errorType: " + std::string(type) +
-                         ", error: " + std::string(detail)};
+  // A parser error: the datasource's own "status":"error" answer (structured, from
+  // InstantParser::status_error()), printed as vmalert does, or a malformed body. Both are
+  // bad_response; datasource-supplied text is clipped.
+  static core::Error parse_failure(const InstantParser& parser, const core::Error& e,
+                                   const std::string& url) {
+    if (const InstantParser::StatusError* se = parser.status_error()) {
+      return core::Error{"response error, query: " + url + ", errorType: " +
+                             core::clip(se->error_type, 256) + ", error: " + core::clip(se->error),
+                         core::ErrorKind::bad_response};
     }
-    return core::Error{"error parsing prometheus metrics for " + url + ": " + e.message};
+    return core::Error{"error parsing prometheus metrics for " + url + ": " + core::clip(e.message),
+                       core::ErrorKind::bad_response};
   }
 
   void complete(Call& call, core::Result<net::Response> r) {
     std::optional<core::Error> err;
-    const std::string url = display_url(call);
     if (!r) {
       if (call.parse_error) {
-        err = parse_failure(*call.parse_error, url);
+        err = parse_failure(*call.parser, *call.parse_error, display_url(call));
       } else {
-        std::string msg = r.error().message;
-        replace_all(msg, net::redact_url(call.url), url);
-        if (r.error().kind == core::ErrorKind::too_large) {
-          msg += " (raise -datasource.maxResponseSize)";
+        // net's text already names the display URL (Request::display_url); the kind is net's.
+        err = r.error();
+        if (err->kind == core::ErrorKind::too_large) {
+          err->message += " (raise -datasource.maxResponseSize)";
         }
-        err = core::Error{std::move(msg), r.error().kind, r.error().http_status};
       }
     } else if (r->status != 200) {
-      err = core::Error{"unexpected response code " + std::to_string(r->status) + " for " + url +
-                        ". Response body " + r->body};
+      err = core::Error{"unexpected response code " + std::to_string(r->status) + " for " +
+                            display_url(call) + ". Response body " + core::clip(r->body),
+                        core::ErrorKind::http_status, r->status};
     } else if (auto f = call.parser->finish(); !f) {
-      err = parse_failure(f.error(), url);
+      err = parse_failure(*call.parser, f.error(), display_url(call));
     } else if (call.out->type != core::ResultType::vector &&
                call.out->type != core::ResultType::scalar) {
       const char* name = call.out->type == core::ResultType::matrix ? "matrix" : "string";
-      err = core::Error{"error parsing prometheus metrics for " + url + ": unknown result type \"" +
-                        name + "\""};
+      err = core::Error{"error parsing prometheus metrics for " + display_url(call) +
+                            ": unknown result type \"" + name + "\"",
+                        core::ErrorKind::bad_response};
     }
     if (free_parsers_.size() < 16) free_parsers_.push_back(std::move(call.parser));
     QueryDone done = std::move(call.done);
@@ -332,7 +299,8 @@ class UnsupportedQuerier final : public Querier {
   void query(std::string_view, core::TimePoint, core::QueryResult& out, QueryDone done) override {
     out.clear();
     done(core::Error{"datasource type \"" + type_ +
-                     "\" is not supported by alertd (only \"prometheus\")"});
+                         "\" is not supported by alertd (only \"prometheus\")",
+                     core::ErrorKind::bad_config});
   }
 
  private:
@@ -346,7 +314,7 @@ core::Result<std::unique_ptr<HttpQuerierFactory>> HttpQuerierFactory::create(
   auto shared = std::make_shared<Shared>();
   shared->client = &client;
   std::string_view url = options.url;
-  if (trim(url).empty()) return core::fail("the datasource URL is empty");
+  if (trim(url).empty()) return core::fail("the datasource URL is empty", core::ErrorKind::bad_config);
   const size_t hash = url.find('#');
   if (hash != std::string_view::npos) url = url.substr(0, hash);
   const size_t qmark = url.find('?');
@@ -361,7 +329,8 @@ core::Result<std::unique_ptr<HttpQuerierFactory>> HttpQuerierFactory::create(
   shared->headers.emplace_back("Content-Type", "application/json");
   const bool basic = !options.basic_auth_username.empty() || !options.basic_auth_password.empty();
   if (basic && !options.bearer_token.empty()) {
-    return core::fail("at most one of basic auth (username/password) and bearer token can be set");
+    return core::fail("at most one of basic auth (username/password) and bearer token can be set",
+                      core::ErrorKind::bad_config);
   }
   if (basic) {
     shared->headers.emplace_back(
@@ -376,7 +345,7 @@ core::Result<std::unique_ptr<HttpQuerierFactory>> HttpQuerierFactory::create(
   for (auto& [name, value] : *extra) {
     bool replaced = false;
     for (auto& h : shared->headers) {
-      if (iequals(h.first, name)) {
+      if (core::iequals(h.first, name)) {
         h.second = value;
         replaced = true;
       }

@@ -17,6 +17,10 @@
 // <url> never carries userinfo; unless show_url is set, the value of every query arg whose name
 // looks secret (auth, pass, key, secret, token) is replaced by "secret". Header values never
 // appear anywhere.
+// Every error has a kind (core::ErrorKind): net's transport kinds (timeout, connection,
+// too_large, canceled), http_status with the code for a non-200 answer, bad_response for a body
+// that does not parse or a "status":"error" answer, bad_config for options. Datasource-supplied
+// text (bodies, error texts) is clipped to core::kMaxErrorBody.
 //
 // Concurrency: the per-datasource cap on queries in flight (-datasource.maxConcurrentQueries)
 // is enforced by the transport the caller builds (net::HttpClient: ClientOptions::max_concurrent);

@@ -179,7 +179,8 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
   };
 
   static std::string describe(const Request& req) {
-    return go_method(req.method) + " \"" + redact_url(req.url) + "\"";
+    return go_method(req.method) + " \"" +
+           (req.display_url.empty() ? redact_url(req.url) : req.display_url) + "\"";
   }
 
   static core::unexpected<core::Error> closed_error(const Request& req) {
@@ -467,7 +468,7 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
       msg.insert(name, value);
     }
     if (!has_auth && !url.userinfo.empty()) {
-      msg.set(http::field::authorization, "Basic " + base64_encode(query_unescape(url.userinfo)));
+      msg.set(http::field::authorization, basic_auth_from_userinfo(url.userinfo));
     }
     msg.keep_alive(options_.keep_alive);
     msg.body() = req.body;

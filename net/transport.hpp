@@ -37,6 +37,9 @@ struct Request {
   std::string method = "GET";
   // Absolute http:// or https:// URL, query string included.
   std::string url;
+  // How errors name the URL (`Post "<display_url>": ...`), with secrets already hidden by the
+  // caller; empty = `url` without its userinfo.
+  std::string display_url;
   Headers headers;
   std::string body;
   // One deadline for the whole exchange: waiting for a slot, dial, TLS, write and read.

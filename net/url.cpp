@@ -3,19 +3,9 @@
 
 #include <charconv>
 
+#include "core/strings.hpp"
+
 namespace net {
-
-namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
-
-}  // namespace
 
 std::string Url::host_port() const {
   std::string out;
@@ -26,6 +16,90 @@ std::string Url::host_port() const {
   }
   out.append(":").append(std::to_string(port));
   return out;
+}
+
+namespace {
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Go's validUserinfo (RFC 3986 unreserved, sub-delims, ':', '%', '@'), then every '%' must
+// start a valid escape (Go's unescape in encodeUserPassword mode).
+bool valid_userinfo(std::string_view s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    std::string_view("-._:~!$&'()*+,;=%@").find(c) != std::string_view::npos;
+    if (!ok) return false;
+    if (c == '%' &&
+        (i + 2 >= s.size() || hex_value(s[i + 1]) < 0 || hex_value(s[i + 2]) < 0)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// %XX-decoding without the query rule ('+' stays '+'); invalid escapes are kept verbatim.
+std::string userinfo_unescape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && hex_value(s[i + 1]) >= 0 && hex_value(s[i + 2]) >= 0) {
+      out.push_back(static_cast<char>(hex_value(s[i + 1]) * 16 + hex_value(s[i + 2])));
+      i += 2;
+    } else {
+      out.push_back(s[i]);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string basic_auth_from_userinfo(std::string_view userinfo) {
+  const size_t colon = userinfo.find(':');
+  std::string plain = userinfo_unescape(userinfo.substr(0, colon));
+  plain.push_back(':');
+  if (colon != std::string_view::npos) plain += userinfo_unescape(userinfo.substr(colon + 1));
+  return "Basic " + base64_encode(plain);
+}
+
+bool looks_secret(std::string_view name) {
+  for (const char* word : {"auth", "pass", "key", "secret", "token"}) {
+    if (core::icontains(name, word)) return true;
+  }
+  return false;
+}
+
+std::string redact_url_secrets(std::string_view url) {
+  std::string out = redact_url(url);
+  const size_t hash = out.find('#');
+  const size_t qmark = out.find('?');
+  if (qmark == std::string::npos || (hash != std::string::npos && hash < qmark)) return out;
+  const size_t query_end = hash == std::string::npos ? out.size() : hash;
+  std::string redacted = out.substr(0, qmark + 1);
+  std::string_view query = std::string_view(out).substr(qmark + 1, query_end - qmark - 1);
+  bool first = true;
+  while (true) {
+    const size_t amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
+    if (!first) redacted.push_back('&');
+    first = false;
+    const size_t eq = pair.find('=');
+    if (eq != std::string_view::npos && looks_secret(query_unescape(pair.substr(0, eq)))) {
+      redacted.append(pair.substr(0, eq + 1)).append("secret");
+    } else {
+      redacted.append(pair);
+    }
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+  redacted.append(std::string_view(out).substr(query_end));
+  return redacted;
 }
 
 std::string redact_url(std::string_view url) {
@@ -44,12 +118,13 @@ std::string redact_url(std::string_view url) {
 
 core::Result<Url> parse_url(std::string_view url) {
   auto bad = [&](std::string_view why) {
-    return core::fail("invalid URL \"" + redact_url(url) + "\": " + std::string(why));
+    return core::fail("invalid URL \"" + redact_url(url) + "\": " + std::string(why),
+                      core::ErrorKind::bad_config);
   };
   const size_t scheme_end = url.find("://");
   if (scheme_end == std::string_view::npos) return bad("missing scheme (want http:// or https://)");
   Url out;
-  out.scheme = lower(url.substr(0, scheme_end));
+  out.scheme = core::ascii_lower(url.substr(0, scheme_end));
   if (out.scheme != "http" && out.scheme != "https") {
     return bad("unsupported scheme \"" + out.scheme + "\" (want http or https)");
   }
@@ -61,6 +136,7 @@ core::Result<Url> parse_url(std::string_view url) {
   if (at != std::string_view::npos) {
     out.userinfo = std::string(authority.substr(0, at));
     authority.remove_prefix(at + 1);
+    if (!valid_userinfo(out.userinfo)) return bad("invalid userinfo");
   }
   std::string_view port_text;
   if (!authority.empty() && authority.front() == '[') {
@@ -125,12 +201,7 @@ std::string query_escape(std::string_view s) {
 }
 
 std::string query_unescape(std::string_view s) {
-  auto hex = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  };
+  const auto hex = hex_value;
   std::string out;
   out.reserve(s.size());
   for (size_t i = 0; i < s.size(); ++i) {

@@ -195,19 +195,31 @@ TEST_CASE("querier errors read like vmalert's and carry no secrets", "[datasourc
     unsigned status;
     std::string body;
     std::string error;  // prefix
+    core::ErrorKind kind;
   };
+  using K = core::ErrorKind;
   const std::vector<Case> cases = {
       {500, "fake datasource: forced internal error",
        "unexpected response code 500 for " + url +
-           ". Response body fake datasource: forced internal error"},
-      {422, R"({"status":"error"})", "unexpected response code 422 for " + url + ". Response body {"},
+           ". Response body fake datasource: forced internal error",
+       K::http_status},
+      {422, R"({"status":"error"})", "unexpected response code 422 for " + url + ". Response body {",
+       K::http_status},
       {200, R"({"status":"success","data":{"resultType":"vector","result":[)",
-       "error parsing prometheus metrics for " + url + ": "},
+       "error parsing prometheus metrics for " + url + ": ", K::bad_response},
       {200, R"({"status":"error","errorType":"execution","error":"query timed out"})",
-       "response error, query: " + url + ", errorType: execution, error: query timed out"},
+       "response error, query: " + url + ", errorType: execution, error: query timed out",
+       K::bad_response},
+      // The texts come from the parser's fields, not from its message: quotes and the words
+      // the old message parsing looked for survive.
+      {200, R"({"status":"error","errorType":"odd\", error \"type","error":"msg"})",
+       "response error, query: " + url + ", errorType: odd\", error \"type, error: msg",
+       K::bad_response},
       {200, R"({"status":"success","data":{"resultType":"matrix","result":[]}})",
-       "error parsing prometheus metrics for " + url + ": unknown result type \"matrix\""},
-      {200, std::string(5000, ' '), "Post \"" + url + "\": response exceeds max size 4096 bytes"},
+       "error parsing prometheus metrics for " + url + ": unknown result type \"matrix\"",
+       K::bad_response},
+      {200, std::string(5000, ' '), "Post \"" + url + "\": response exceeds max size 4096 bytes",
+       K::too_large},
   };
   for (const auto& c : cases) {
     INFO(c.body.substr(0, 80));
@@ -216,7 +228,38 @@ TEST_CASE("querier errors read like vmalert's and carry no secrets", "[datasourc
     REQUIRE(err.has_value());
     CHECK_THAT(err->message, Catch::StartsWith(c.error));
     CHECK_THAT(err->message, !Catch::Contains("hunter2"));
+    CHECK(err->kind == c.kind);
+    CHECK(err->http_status == (c.kind == K::http_status ? c.status : 0));
   }
+}
+
+TEST_CASE("querier keeps a few KiB of a huge error body", "[datasource][querier]") {
+  FakeDatasource ds;
+  net::HttpClient client(ds.ioc, {});
+  datasource::HttpQuerierOptions o;
+  o.url = ds.base;
+  o.max_response_size = 64u << 20;
+  auto q = make_factory(client, o)->build({});
+  core::QueryResult out;
+  // A 5 MiB HTML error page: the message keeps core::kMaxErrorBody bytes of it and says how
+  // much was left out.
+  ds.reply = net::ServerResponse{500, "text/html", std::string(5u << 20, 'x'), {}};
+  auto err = ds.query(*q, "up", out);
+  REQUIRE(err.has_value());
+  CHECK(err->kind == core::ErrorKind::http_status);
+  CHECK(err->http_status == 500);
+  CHECK(err->message.size() < core::kMaxErrorBody + 512);
+  CHECK_THAT(err->message, Catch::EndsWith("...(" + std::to_string((5u << 20) - core::kMaxErrorBody) +
+                                           " more bytes)"));
+  // The same for a datasource's own error text.
+  ds.reply = net::ServerResponse{
+      200, "application/json",
+      R"({"status":"error","errorType":"execution","error":")" + std::string(1u << 20, 'e') + "\"}",
+      {}};
+  err = ds.query(*q, "up", out);
+  REQUIRE(err.has_value());
+  CHECK(err->kind == core::ErrorKind::bad_response);
+  CHECK(err->message.size() < core::kMaxErrorBody + 512);
 }
 
 TEST_CASE("querier hides secret-looking url args unless showURL", "[datasource][querier]") {
@@ -232,6 +275,13 @@ TEST_CASE("querier hides secret-looking url args unless showURL", "[datasource][
   CHECK(ds.seen.back().target.find("authKey=s3cr3t") != std::string::npos);
   CHECK_THAT(e1->message, Catch::Contains("authKey=secret&query=up"));
   CHECK_THAT(e1->message, !Catch::Contains("s3cr3t"));
+  // Transport errors name the same display URL.
+  ds.server.stop();
+  auto e3 = ds.query(*hidden, "up", out);
+  REQUIRE(e3.has_value());
+  CHECK(e3->kind == core::ErrorKind::connection);
+  CHECK_THAT(e3->message, Catch::Contains("authKey=secret&query=up"));
+  CHECK_THAT(e3->message, !Catch::Contains("s3cr3t"));
   o.show_url = true;
   auto shown = make_factory(client, o)->build({});
   auto e2 = ds.query(*shown, "up", out);

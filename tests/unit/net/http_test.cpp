@@ -14,6 +14,7 @@
 #include "net/asio.hpp"
 #include "net/http_client.hpp"
 #include "net/http_server.hpp"
+#include "net/url.hpp"
 
 namespace {
 
@@ -374,6 +375,7 @@ TEST_CASE("a silent server hits the request deadline", "[net][client]") {
   CHECK(r.error().message ==
         "Post \"http://127.0.0.1:" + std::to_string(server.port()) + "/slow\": timeout after 200ms");
   CHECK(r.error().kind == core::ErrorKind::timeout);
+  CHECK(r.error().retryable());
   CHECK(took >= 190ms);
   CHECK(took < 2s);
 }
@@ -466,6 +468,38 @@ TEST_CASE("connection refused names the method, the URL and the dial", "[net][cl
                                  ": connect: connection refused");
   CHECK(r.error().kind == core::ErrorKind::connection);
   CHECK_THAT(r.error().message, !Catch::Contains("secret"));
+
+  net::Request shown = get("http://127.0.0.1:" + p + "/api?token=abc");
+  shown.display_url = "http://127.0.0.1:" + p + "/api?token=secret";
+  auto r2 = fetch(ioc, client, shown);
+  REQUIRE_FALSE(r2.has_value());
+  CHECK_THAT(r2.error().message, Catch::StartsWith("Get \"" + shown.display_url + "\": dial tcp"));
+  CHECK_THAT(r2.error().message, !Catch::Contains("abc"));
+}
+
+TEST_CASE("URL userinfo becomes basic auth decoded as Go does", "[net][client]") {
+  asio::io_context ioc;
+  std::vector<std::string> auth;
+  net::HttpServer server(ioc, [&](const net::ServerRequest& req) {
+    for (const auto& [k, v] : req.headers) {
+      if (k == "Authorization" || k == "authorization") auth.push_back(v);
+    }
+    return net::ServerResponse{200, "text/plain", "ok", {}};
+  });
+  REQUIRE(server.listen("127.0.0.1:0").has_value());
+  net::HttpClient client(ioc, {});
+  const std::string host = "127.0.0.1:" + std::to_string(server.port());
+  // '+' stays '+' (only query strings turn it into a space), %XX is decoded, the first ':'
+  // splits user from password.
+  REQUIRE(fetch(ioc, client, get("http://us%3Aer:p+ss%40w:rd@" + host + "/")).has_value());
+  REQUIRE(auth.size() == 1);
+  CHECK(auth[0] == "Basic " + net::base64_encode("us:er:p+ss@w:rd"));
+  // An explicit Authorization header wins.
+  net::Request req = get("http://u:p@" + host + "/");
+  req.headers.emplace_back("Authorization", "Bearer t");
+  REQUIRE(fetch(ioc, client, req).has_value());
+  REQUIRE(auth.size() == 2);
+  CHECK(auth[1] == "Bearer t");
 }
 
 TEST_CASE("close() fails queued requests and later sends", "[net][client]") {

@@ -43,6 +43,10 @@ TEST_CASE("parse_url rejects bad URLs without printing credentials", "[net][url]
       {"http://user:secret@:80/", "missing host"},
       {"http://user:secret@h:99999/", "invalid port \"99999\""},
       {"http://[::1:80/", "missing ']'"},
+      // Go's url.Parse: a bad escape or a character outside RFC 3986 in the userinfo.
+      {"http://user:secret%zz@h/", "invalid userinfo"},
+      {"http://user:secret%4@h/", "invalid userinfo"},
+      {"http://user:se cret@h/", "invalid userinfo"},
   };
   for (const auto& c : cases) {
     INFO(c.url);
@@ -50,7 +54,53 @@ TEST_CASE("parse_url rejects bad URLs without printing credentials", "[net][url]
     REQUIRE_FALSE(u.has_value());
     CHECK_THAT(u.error().message, Catch::Contains(c.error));
     CHECK_THAT(u.error().message, !Catch::Contains("secret"));
+    CHECK(u.error().kind == core::ErrorKind::bad_config);
   }
+}
+
+TEST_CASE("userinfo decodes as Go's url.User: '+' stays, %XX decoded, first ':' splits",
+          "[net][url]") {
+  struct Case {
+    const char* userinfo;
+    const char* plain;  // what is base64-encoded
+  };
+  const std::vector<Case> cases = {
+      {"user:pass", "user:pass"},
+      {"user:p+ss", "user:p+ss"},
+      {"user:p%40ss%2Bx", "user:p@ss+x"},
+      {"us%3Aer:a:b", "us:er:a:b"},
+      {"user", "user:"},
+      {"user:", "user:"},
+      {":pass", ":pass"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.userinfo);
+    CHECK(net::basic_auth_from_userinfo(c.userinfo) == "Basic " + net::base64_encode(c.plain));
+  }
+}
+
+TEST_CASE("redact_url_secrets hides userinfo and secret-looking query values", "[net][url]") {
+  struct Case {
+    const char* url;
+    const char* shown;
+  };
+  const std::vector<Case> cases = {
+      {"http://u:p@am:9093/api/v2/alerts", "http://am:9093/api/v2/alerts"},
+      {"http://am/x?token=abc&a=1", "http://am/x?token=secret&a=1"},
+      {"http://am/x?a=1&X-Auth-Key=k1&apiKey&PASSWORD=p#frag",
+       "http://am/x?a=1&X-Auth-Key=secret&apiKey&PASSWORD=secret#frag"},
+      {"http://am/x?p%61ss=abc", "http://am/x?p%61ss=secret"},
+      {"http://am/x?", "http://am/x?"},
+      {"http://am/x#a?token=1", "http://am/x#a?token=1"},
+      {"http://am", "http://am"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.url);
+    CHECK(net::redact_url_secrets(c.url) == c.shown);
+  }
+  CHECK(net::looks_secret("X-Api-KEY"));
+  CHECK(net::looks_secret("bearer_token"));
+  CHECK_FALSE(net::looks_secret("extra_label"));
 }
 
 TEST_CASE("redact_url drops userinfo only", "[net][url]") {
