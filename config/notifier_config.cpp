@@ -489,6 +489,12 @@ class NotifierConfigParser : public Reader {
         if (auto b = boolean(v, where, key)) cc.allow_stale = *b;
       } else if (key == "filter") {
         str_into(v, where, key, cc.filter);
+      } else if (key == "username") {
+        str_into(v, where, key, cc.username);
+      } else if (key == "password") {
+        str_into(v, where, key, cc.password);
+      } else if (key == "proxy_url") {
+        str_into(v, where, key, cc.proxy_url);
       } else if (key == "refresh_interval") {
         if (auto d = duration(v, where, key)) {
           if (*d <= core::Duration::zero()) {
@@ -507,6 +513,9 @@ class NotifierConfigParser : public Reader {
     if (cc.scheme != "http" && cc.scheme != "https") {
       error(scheme_mark, where, "field \"scheme\": unsupported scheme " + quote(cc.scheme) +
                                     "; want http or https");
+    }
+    if (!cc.username.empty() && cc.http.basic_auth) {
+      error(n.Mark(), where, "at most one of username/password and basic_auth must be configured");
     }
     if (!cc.token.empty() && !cc.token_file.empty()) {
       error(n.Mark(), where, "at most one of token and token_file must be configured");

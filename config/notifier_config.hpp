@@ -125,6 +125,9 @@ struct ConsulSdConfig {
   std::string tag_separator = ",";
   bool allow_stale = true;
   std::string filter;
+  std::string username;  // Consul's own basic auth fields (vmalert accepts them too)
+  std::string password;
+  std::string proxy_url;
   core::Duration refresh_interval = std::chrono::seconds{30};
   HttpClientConfig http;
   std::vector<core::RelabelConfig> alert_relabel_configs;

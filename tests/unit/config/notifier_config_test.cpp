@@ -96,6 +96,9 @@ consul_sd_configs:
     tag_separator: ";"
     allow_stale: false
     filter: 'Service.Tags contains "x"'
+    username: cu
+    password: cp
+    proxy_url: http://proxy:3128
     authorization:
       credentials: abc
     tls_config:
@@ -172,6 +175,9 @@ alert_relabel_configs:
   CHECK(cs.tag_separator == ";");
   CHECK_FALSE(cs.allow_stale);
   CHECK(cs.filter == "Service.Tags contains \"x\"");
+  CHECK(cs.username == "cu");
+  CHECK(cs.password == "cp");
+  CHECK(cs.proxy_url == "http://proxy:3128");
   REQUIRE(cs.http.authorization);
   CHECK(cs.http.authorization->type == "Bearer");
   CHECK(cs.http.authorization->credentials == "abc");
