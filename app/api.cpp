@@ -249,7 +249,11 @@ net::ServerResponse handle_request(const ApiContext& ctx, const net::ServerReque
     return text_response(200, "OK");
   }
   if (path == "/metrics") {
-    auto resp = text_response(200, render_metrics(*ctx.store, *ctx.counters, ctx.notifiers));
+    std::vector<std::shared_ptr<notifier::Notifier>> owned;
+    if (ctx.notifiers != nullptr) owned = ctx.notifiers->targets();
+    std::vector<const notifier::Notifier*> notifiers;
+    for (const auto& n : owned) notifiers.push_back(n.get());
+    auto resp = text_response(200, render_metrics(*ctx.store, *ctx.counters, notifiers));
     resp.content_type = "text/plain; version=0.0.4; charset=utf-8";
     return resp;
   }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "app/metrics.hpp"
+#include "app/notifier_set.hpp"
 #include "app/snapshot.hpp"
 #include "net/http_server.hpp"
 #include "notifier/notifier.hpp"
@@ -18,7 +19,7 @@ namespace app {
 struct ApiContext {
   const SnapshotStore* store = nullptr;
   const GlobalCounters* counters = nullptr;
-  std::vector<const notifier::Notifier*> notifiers;
+  const NotifierSet* notifiers = nullptr;  // may be null
   const std::atomic<bool>* ready = nullptr;
   std::function<void()> reload;  // /-/reload
 };

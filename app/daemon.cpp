@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
@@ -15,8 +16,10 @@
 #include <thread>
 
 #include "app/api.hpp"
-#include "app/group_runner.hpp"
+#include "app/asio_clock.hpp"
 #include "app/logging.hpp"
+#include "app/manager.hpp"
+#include "app/notifier_set.hpp"
 #include "app/snapshot.hpp"
 #include "config/glob.hpp"
 #include "config/loader.hpp"
@@ -24,7 +27,7 @@
 #include "net/http_client.hpp"
 #include "net/http_server.hpp"
 #include "notifier/alertmanager_client.hpp"
-#include "rules/template.hpp"
+#include "templates/template.hpp"
 
 namespace app {
 namespace asio = boost::asio;
@@ -32,8 +35,8 @@ namespace asio = boost::asio;
 namespace {
 
 // -rule.templates: every matching file's {{ define }} blocks, shared by all rules.
-core::Result<rules::TemplateSet> load_template_files(const std::vector<std::string>& patterns) {
-  std::vector<rules::TemplateSet::File> files;
+core::Result<templates::TemplateSet> load_template_files(const std::vector<std::string>& patterns) {
+  std::vector<templates::TemplateSet::File> files;
   for (const auto& pattern : patterns) {
     std::vector<std::string> paths;
     if (config::has_glob_meta(pattern)) {
@@ -52,11 +55,11 @@ core::Result<rules::TemplateSet> load_template_files(const std::vector<std::stri
       files.push_back({slash == std::string::npos ? path : path.substr(slash + 1), ss.str()});
     }
   }
-  if (files.empty()) return rules::TemplateSet{};
-  return rules::TemplateSet::parse(files);
+  if (files.empty()) return templates::TemplateSet{};
+  return templates::TemplateSet::parse(files);
 }
 
-config::LoadOptions load_options(const Flags& flags, const rules::TemplateSet* templates) {
+config::LoadOptions load_options(const Flags& flags, const templates::TemplateSet* templates) {
   config::LoadOptions lo;
   lo.paths = flags.rule;
   lo.default_interval = flags.evaluation_interval;
@@ -112,6 +115,117 @@ std::string read_secret_file(const std::string& path, std::string& err) {
   return s;
 }
 
+// Everything a (re)load produces, built off the loop (files and URLs are read here).
+struct LoadedConfig {
+  std::shared_ptr<const templates::TemplateSet> templates;
+  config::LoadResult rules;
+};
+
+core::Result<LoadedConfig> load_config(const Flags& flags) {
+  auto templates = load_template_files(flags.rule_templates);
+  if (!templates) return core::fail(templates.error());
+  LoadedConfig out;
+  out.templates = std::make_shared<const templates::TemplateSet>(std::move(*templates));
+  out.rules = config::load_rules(load_options(flags, out.templates.get()));
+  return out;
+}
+
+rules::GroupContext group_context(const Flags& flags) {
+  rules::GroupContext ctx;
+  ctx.external_labels = flags.external_labels;
+  ctx.external_url =
+      flags.external_url.empty() ? default_external_url(flags.http_listen_addr) : flags.external_url;
+  while (!ctx.external_url.empty() && ctx.external_url.back() == '/') ctx.external_url.pop_back();
+  ctx.disable_alertgroup_label = flags.disable_alertgroup_label;
+  ctx.update_entries_limit = flags.rule_update_entries_limit;
+  ctx.resend_delay = flags.rule_resend_delay;
+  ctx.max_resolve_duration = flags.rule_max_resolve_duration;
+  ctx.emit_series = false;  // no remote write yet
+  return ctx;
+}
+
+core::Result<datasource::HttpQuerierOptions> datasource_options(const Flags& flags) {
+  datasource::HttpQuerierOptions ds;
+  ds.url = flags.datasource_url;
+  ds.append_type_prefix = flags.datasource_append_type_prefix;
+  ds.query_step = flags.datasource_query_step;
+  ds.disable_step_param = flags.datasource_disable_step_param;
+  ds.round_digits = flags.datasource_round_digits;
+  ds.show_url = flags.datasource_show_url;
+  ds.headers = flags.datasource_headers;
+  ds.basic_auth_username = flags.datasource_basic_auth_username;
+  ds.basic_auth_password = flags.datasource_basic_auth_password;
+  if (!flags.datasource_basic_auth_password_file.empty()) {
+    std::string err;
+    ds.basic_auth_password = read_secret_file(flags.datasource_basic_auth_password_file, err);
+    if (!err.empty()) return core::fail("-datasource.basicAuth.passwordFile: " + err);
+  }
+  ds.bearer_token = flags.datasource_bearer_token;
+  if (!flags.datasource_bearer_token_file.empty()) {
+    std::string err;
+    ds.bearer_token = read_secret_file(flags.datasource_bearer_token_file, err);
+    if (!err.empty()) return core::fail("-datasource.bearerTokenFile: " + err);
+  }
+  ds.query_timeout =
+      std::chrono::duration_cast<std::chrono::milliseconds>(flags.datasource_query_timeout);
+  ds.max_response_size = flags.datasource_max_response_size;
+  ds.max_concurrent_queries =
+      static_cast<size_t>(std::max(0, flags.datasource_max_concurrent_queries));
+  return ds;
+}
+
+net::ClientOptions datasource_client_options(const Flags& flags) {
+  net::ClientOptions o;
+  o.tls.ca_file = flags.datasource_tls_ca_file;
+  o.tls.cert_file = flags.datasource_tls_cert_file;
+  o.tls.key_file = flags.datasource_tls_key_file;
+  o.tls.server_name = flags.datasource_tls_server_name;
+  o.tls.insecure_skip_verify = flags.datasource_tls_insecure_skip_verify;
+  o.max_concurrent = static_cast<size_t>(std::max(0, flags.datasource_max_concurrent_queries));
+  return o;
+}
+
+std::vector<std::shared_ptr<notifier::Notifier>> make_notifiers(const Flags& flags,
+                                                                net::HttpClient& http) {
+  std::vector<std::shared_ptr<notifier::Notifier>> out;
+  if (flags.notifier_blackhole) {
+    out.push_back(std::make_shared<notifier::BlackholeNotifier>());
+    return out;
+  }
+  for (const auto& url : flags.notifier_url) {
+    notifier::AlertmanagerTarget t;
+    t.url = url;
+    t.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(flags.notifier_send_timeout);
+    t.basic_auth_username = flags.notifier_basic_auth_username;
+    t.basic_auth_password = flags.notifier_basic_auth_password;
+    t.bearer_token = flags.notifier_bearer_token;
+    out.push_back(std::make_shared<notifier::AlertmanagerClient>(http, std::move(t)));
+  }
+  return out;
+}
+
+// Rule errors and warnings to the log; the error to return when the load failed.
+std::optional<std::string> report_load(const Flags& flags, const config::LoadResult& loaded) {
+  for (const auto& w : loaded.warnings) spdlog::warn("{}", w);
+  if (loaded.ok()) return std::nullopt;
+  for (const auto& e : loaded.errors) spdlog::error("{}", e.message);
+  return fmt::format("cannot parse configuration file: {} error(s) in {}", loaded.errors.size(),
+                     fmt::join(flags.rule, ", "));
+}
+
+bool has_alerting_rules(const std::vector<config::GroupSpec>& groups) {
+  for (const auto& g : groups)
+    for (const auto& r : g.rules)
+      if (r.kind == config::RuleKind::alerting) return true;
+  return false;
+}
+
+int64_t unix_now_seconds() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 }  // namespace
 
 int dry_run(const Flags& flags) {
@@ -141,13 +255,11 @@ int dry_run(const Flags& flags) {
   return 0;
 }
 
+
 int run(const Flags& flags) {
   setup_logging(flags.logger_level, flags.logger_format);
   GlobalCounters counters;
-  counters.start_time_seconds =
-      std::chrono::duration_cast<std::chrono::seconds>(
-          std::chrono::system_clock::now().time_since_epoch())
-          .count();
+  counters.start_time_seconds = unix_now_seconds();
 
   if (flags.rule.empty()) {
     spdlog::critical("no -rule given: pass at least one rule file, glob or URL");
@@ -157,153 +269,135 @@ int run(const Flags& flags) {
     spdlog::critical("-datasource.url is empty: alertd needs a Prometheus-compatible datasource");
     return 1;
   }
-
-  auto templates = load_template_files(flags.rule_templates);
-  if (!templates) {
-    spdlog::critical("{}", templates.error().message);
+  auto initial = load_config(flags);
+  if (!initial) {
+    spdlog::critical("{}", initial.error().message);
     return 1;
   }
-  const auto loaded = config::load_rules(load_options(flags, &*templates));
-  for (const auto& w : loaded.warnings) spdlog::warn("{}", w);
-  if (!loaded.ok()) {
-    for (const auto& e : loaded.errors) spdlog::error("{}", e.message);
-    spdlog::critical("cannot parse configuration file: {} error(s) in {}", loaded.errors.size(),
-                     fmt::join(flags.rule, ", "));
+  if (auto err = report_load(flags, initial->rules)) {
+    spdlog::critical("{}", *err);
     return 1;
   }
-  if (loaded.groups.empty()) spdlog::warn("no groups found in {}", fmt::join(flags.rule, ", "));
-  size_t alerting = 0;
-  for (const auto& g : loaded.groups)
-    for (const auto& r : g.rules) alerting += r.kind == config::RuleKind::alerting ? 1 : 0;
-  if (alerting > 0 && flags.notifier_url.empty() && !flags.notifier_blackhole) {
+  if (initial->rules.groups.empty()) spdlog::warn("no groups found in {}", fmt::join(flags.rule, ", "));
+  if (has_alerting_rules(initial->rules.groups) && flags.notifier_url.empty() &&
+      !flags.notifier_blackhole) {
     spdlog::critical(
         "there are alerting rules but no -notifier.url or -notifier.blackhole: alerts would go "
         "nowhere");
     return 1;
   }
+  auto ds_options = datasource_options(flags);
+  if (!ds_options) {
+    spdlog::critical("{}", ds_options.error().message);
+    return 1;
+  }
 
+  // The evaluation loop: groups, datasource and notifier clients.
   asio::io_context io(1);
-  asio::thread_pool pool(2);
-
-  // Datasource.
-  datasource::HttpQuerierOptions ds;
-  ds.url = flags.datasource_url;
-  ds.append_type_prefix = flags.datasource_append_type_prefix;
-  ds.query_step = flags.datasource_query_step;
-  ds.disable_step_param = flags.datasource_disable_step_param;
-  ds.round_digits = flags.datasource_round_digits;
-  ds.show_url = flags.datasource_show_url;
-  ds.headers = flags.datasource_headers;
-  ds.basic_auth_username = flags.datasource_basic_auth_username;
-  ds.basic_auth_password = flags.datasource_basic_auth_password;
-  if (!flags.datasource_basic_auth_password_file.empty()) {
-    std::string err;
-    ds.basic_auth_password = read_secret_file(flags.datasource_basic_auth_password_file, err);
-    if (!err.empty()) {
-      spdlog::critical("-datasource.basicAuth.passwordFile: {}", err);
-      return 1;
-    }
-  }
-  ds.bearer_token = flags.datasource_bearer_token;
-  if (!flags.datasource_bearer_token_file.empty()) {
-    std::string err;
-    ds.bearer_token = read_secret_file(flags.datasource_bearer_token_file, err);
-    if (!err.empty()) {
-      spdlog::critical("-datasource.bearerTokenFile: {}", err);
-      return 1;
-    }
-  }
-  ds.query_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(flags.datasource_query_timeout);
-  ds.max_response_size = flags.datasource_max_response_size;
-  ds.max_concurrent_queries = static_cast<size_t>(std::max(0, flags.datasource_max_concurrent_queries));
-  net::ClientOptions ds_client;
-  ds_client.tls.ca_file = flags.datasource_tls_ca_file;
-  ds_client.tls.cert_file = flags.datasource_tls_cert_file;
-  ds_client.tls.key_file = flags.datasource_tls_key_file;
-  ds_client.tls.server_name = flags.datasource_tls_server_name;
-  ds_client.tls.insecure_skip_verify = flags.datasource_tls_insecure_skip_verify;
-  ds_client.max_concurrent = ds.max_concurrent_queries;
-  net::HttpClient ds_http(io, ds_client);
-  auto factory = datasource::HttpQuerierFactory::create(ds_http, ds);
+  AsioClock clock(io);
+  net::HttpClient ds_http(io, datasource_client_options(flags));
+  auto factory = datasource::HttpQuerierFactory::create(ds_http, *ds_options);
   if (!factory) {
     spdlog::critical("-datasource.url: {}", factory.error().message);
     return 1;
   }
-
-  // Notifiers.
   net::HttpClient am_http(io, net::ClientOptions{});
-  std::vector<std::unique_ptr<notifier::Notifier>> notifiers;
-  if (flags.notifier_blackhole) {
-    notifiers.push_back(std::make_unique<notifier::BlackholeNotifier>());
-  } else {
-    for (const auto& url : flags.notifier_url) {
-      notifier::AlertmanagerTarget t;
-      t.url = url;
-      t.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(flags.notifier_send_timeout);
-      t.basic_auth_username = flags.notifier_basic_auth_username;
-      t.basic_auth_password = flags.notifier_basic_auth_password;
-      t.bearer_token = flags.notifier_bearer_token;
-      notifiers.push_back(std::make_unique<notifier::AlertmanagerClient>(am_http, std::move(t)));
-    }
-  }
-  std::vector<notifier::Notifier*> notifier_ptrs;
-  std::vector<const notifier::Notifier*> notifier_views;
-  for (auto& n : notifiers) {
-    notifier_ptrs.push_back(n.get());
-    notifier_views.push_back(n.get());
-  }
-
-  // Groups.
+  NotifierSet notifiers;
+  notifiers.set(make_notifiers(flags, am_http));
+  datasource::NullSeriesWriter series;
   SnapshotStore store;
-  RunnerSettings settings;
-  settings.default_interval = flags.evaluation_interval;
-  settings.default_eval_delay = flags.rule_eval_delay;
-  settings.resend_delay = flags.rule_resend_delay;
-  settings.max_resolve_duration = flags.rule_max_resolve_duration;
-  settings.max_start_delay = flags.group_max_start_delay;
-  settings.query_timeout = flags.datasource_query_timeout;
-  settings.results_limit = flags.rule_results_limit;
-  settings.update_entries_limit = flags.rule_update_entries_limit;
-  settings.disable_alertgroup_label = flags.disable_alertgroup_label;
-  settings.external_labels = flags.external_labels;
-  settings.templates = &*templates;
-  settings.external_url =
-      flags.external_url.empty() ? default_external_url(flags.http_listen_addr) : flags.external_url;
-  while (!settings.external_url.empty() && settings.external_url.back() == '/')
-    settings.external_url.pop_back();
 
-  std::vector<std::shared_ptr<GroupRunner>> runners;
-  for (const auto& g : loaded.groups) {
-    auto runner = GroupRunner::create(
-        g, settings, RunnerDeps{io, pool, **factory, notifier_ptrs, store, counters});
-    if (!runner) {
-      spdlog::critical("cannot start: {}", runner.error().message);
-      return 1;
-    }
-    runners.push_back(std::move(*runner));
+  SchedulerOptions sched;
+  sched.max_start_delay = flags.group_max_start_delay;
+  sched.query_timeout = flags.datasource_query_timeout;
+  Manager manager(
+      ManagerDeps{clock, notifiers, series, store, counters, **factory,
+                  [](const std::string& name) { return std::make_unique<ThreadWorker>(name); }},
+      sched);
+  const auto ctx = group_context(flags);
+  if (auto applied = manager.apply(std::move(initial->rules.groups), ctx,
+                                   std::move(initial->templates));
+      !applied) {
+    spdlog::critical("cannot start: {}", applied.error().message);
+    return 1;
   }
   counters.config_last_reload_success_timestamp_seconds = counters.start_time_seconds.load();
 
-  // HTTP server.
+  // Reload (SIGHUP, /-/reload): files are read on a thread of their own, the result is applied
+  // on the loop. One reload at a time; a request during one runs once it ends.
+  std::thread reload_thread;
+  bool reload_running = false;
+  bool reload_again = false;
+  bool shutting_down = false;
+  std::function<void()> start_reload;
+  start_reload = [&] {
+    if (shutting_down) return;
+    if (reload_running) {
+      reload_again = true;
+      return;
+    }
+    reload_running = true;
+    counters.config_last_reload_total.fetch_add(1);
+    if (reload_thread.joinable()) reload_thread.join();
+    reload_thread = std::thread([&] {
+      auto loaded = std::make_shared<core::Result<LoadedConfig>>(load_config(flags));
+      asio::post(io, [&, loaded] {
+        reload_running = false;
+        std::optional<std::string> err;
+        if (!*loaded) {
+          err = loaded->error().message;
+        } else {
+          err = report_load(flags, (*loaded)->rules);
+        }
+        if (!err && !shutting_down) {
+          auto applied = manager.apply(std::move((*loaded)->rules.groups), ctx,
+                                       std::move((*loaded)->templates));
+          if (!applied) {
+            err = applied.error().message;
+          } else {
+            spdlog::info("configuration reloaded: {} group(s) started, {} updated, {} unchanged, "
+                         "{} stopped",
+                         applied->started, applied->updated, applied->unchanged, applied->stopped);
+          }
+        }
+        if (err) {
+          counters.config_last_reload_successful = 0;
+          counters.config_last_reload_errors_total.fetch_add(1);
+          spdlog::error("configuration reload failed, the previous configuration keeps running: {}",
+                        *err);
+        } else if (!shutting_down) {
+          counters.config_last_reload_successful = 1;
+          counters.config_last_reload_success_timestamp_seconds = unix_now_seconds();
+        }
+        if (reload_again) {
+          reload_again = false;
+          start_reload();
+        }
+      });
+    });
+  };
+
+  // The HTTP server has a loop and a thread of its own: serving never waits on evaluation.
+  asio::io_context http_io(1);
   std::atomic<bool> ready{false};
   ApiContext api;
   api.store = &store;
   api.counters = &counters;
-  api.notifiers = notifier_views;
+  api.notifiers = &notifiers;
   api.ready = &ready;
-  api.reload = [] { std::raise(SIGHUP); };
-  net::HttpServer server(io, [&api](const net::ServerRequest& req) {
+  api.reload = [&] { asio::post(io, [&] { start_reload(); }); };
+  net::HttpServer server(http_io, [&api](const net::ServerRequest& req) {
     return handle_request(api, req);
   });
   if (auto r = server.listen(flags.http_listen_addr); !r) {
     spdlog::critical("-httpListenAddr={}: {}", flags.http_listen_addr, r.error().message);
     return 1;
   }
-  spdlog::info("alertd started: {} group(s), {} rule(s) from {} file(s); listening on {} (port {})",
-               loaded.groups.size(), count_rules(loaded.groups), loaded.files.size(),
-               flags.http_listen_addr, server.port());
+  spdlog::info("alertd started: {} group(s) from {} file(s); listening on {} (port {})",
+               manager.size(), initial->rules.files.size(), flags.http_listen_addr,
+               server.port());
+  std::thread http_thread([&http_io] { http_io.run(); });
 
-  // Signals: TERM/INT stop, HUP is acknowledged (reload lands with the reload issue).
   asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
   // Started on SIGTERM: stops the loop if in-flight work has not drained within 4 s. A thread,
   // not a timer, so that it does not itself keep io.run() busy.
@@ -315,16 +409,16 @@ int run(const Flags& flags) {
   on_signal = [&](const boost::system::error_code& ec, int sig) {
     if (ec) return;
     if (sig == SIGHUP) {
-      counters.config_last_reload_total.fetch_add(1);
-      spdlog::warn("SIGHUP received: rule reload is not supported yet; restart alertd to apply "
-                   "rule changes");
+      spdlog::info("SIGHUP received: reloading the configuration");
+      start_reload();
       signals.async_wait(on_signal);
       return;
     }
     spdlog::info("received signal {}; shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
     ready = false;
-    for (auto& r : runners) r->stop();
-    server.stop();
+    shutting_down = true;
+    manager.stop([] {});
+    asio::post(http_io, [&server] { server.stop(); });
     ds_http.close();
     am_http.close();
     signals.cancel();
@@ -340,7 +434,6 @@ int run(const Flags& flags) {
   };
   signals.async_wait(on_signal);
 
-  for (auto& r : runners) r->start();
   ready = true;
   io.run();
   {
@@ -349,8 +442,9 @@ int run(const Flags& flags) {
   }
   watchdog_cv.notify_all();
   if (watchdog.joinable()) watchdog.join();
-  pool.stop();
-  pool.join();
+  http_io.stop();
+  http_thread.join();
+  if (reload_thread.joinable()) reload_thread.join();
   spdlog::info("alertd stopped");
   return 0;
 }

@@ -1,9 +1,8 @@
 // Read-only snapshots of the groups' state for the HTTP API and /metrics.
 //
-// A group runner publishes a fresh GroupSnapshot after every evaluation round; readers take a
-// shared_ptr to an immutable snapshot, so they never touch a rule while its round runs (some
-// rounds run templates that call `query` on a worker thread). Publishing is a pointer swap
-// under a short lock.
+// A group's scheduler publishes a fresh GroupSnapshot after every evaluation round; readers (the
+// HTTP thread) take a shared_ptr to an immutable snapshot, so they never touch a rule while its
+// round runs. Publishing is a pointer swap under a short lock.
 #pragma once
 
 #include <cstdint>
@@ -16,43 +15,13 @@
 
 #include "core/labels.hpp"
 #include "core/time.hpp"
-#include "rules/alert.hpp"
+#include "rules/rule.hpp"
 
 namespace app {
 
-struct AlertSnapshot {
-  uint64_t id = 0;
-  rules::AlertState state = rules::AlertState::pending;
-  core::Labels labels;
-  core::Labels annotations;
-  double value = 0;
-  core::TimePoint active_at{};
-  bool restored = false;
-  bool stabilizing = false;
-  std::string source;  // generatorURL
-};
-
-struct RuleSnapshot {
-  uint64_t id = 0;
-  std::string name;
-  std::string expr;
-  core::Duration for_{};
-  core::Duration keep_firing_for{};
-  core::Labels labels;
-  core::Labels annotations;
-  rules::AlertState state = rules::AlertState::inactive;
-  std::string last_error;
-  core::TimePoint last_evaluation{};
-  core::Duration evaluation_time{};
-  uint64_t last_samples = 0;
-  int64_t last_series_fetched = -1;
-  uint64_t errors_total = 0;
-  size_t pending = 0;
-  size_t firing = 0;
-  bool debug = false;
-  int update_entries_limit = 20;
-  std::vector<AlertSnapshot> alerts;  // pending and firing, by ID
-};
+// Copies of a rule and its alerts (rules::Rule::describe()).
+using AlertSnapshot = rules::AlertView;
+using RuleSnapshot = rules::RuleView;
 
 struct GroupSnapshot {
   uint64_t id = 0;

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "core/labels.hpp"
+#include "core/series.hpp"
 #include "core/time.hpp"
 
 namespace rules {
@@ -36,16 +37,10 @@ struct Alert {
   }
 };
 
-// One series for remote write: ALERTS / ALERTS_FOR_STATE or a staleness marker.
-// `labels` include __name__.
-struct Series {
-  core::Labels labels;
-  double value = 0;
-  int64_t timestamp_ms = 0;
-};
-
-// Prometheus' staleness marker value (a NaN with payload 2).
-[[nodiscard]] double stale_nan();
-[[nodiscard]] bool is_stale_nan(double v);
+// One series for remote write: ALERTS / ALERTS_FOR_STATE, a recording result or a staleness
+// marker (core/series.hpp).
+using Series = core::Series;
+using core::is_stale_nan;
+using core::stale_nan;
 
 }  // namespace rules

@@ -136,8 +136,6 @@ std::string_view to_string(AlertState s) {
   return "inactive";
 }
 
-double stale_nan() { return std::bit_cast<double>(uint64_t{0x7ff0000000000002ULL}); }
-bool is_stale_nan(double v) { return std::bit_cast<uint64_t>(v) == 0x7ff0000000000002ULL; }
 
 struct AlertingRule::Impl {
   uint64_t id = 0;
@@ -514,6 +512,63 @@ void AlertingRule::update_from(AlertingRule&& newer) {
   s.scratch.clear();
 }
 
+void AlertingRule::update_from(Rule&& newer) {
+  // Group::update_from matches by ID and type, so this is always an alerting rule.
+  update_from(std::move(static_cast<AlertingRule&>(newer)));
+}
+
+Rule::Closed AlertingRule::close(core::TimePoint now) {
+  Impl& s = *impl_;
+  Closed out;
+  for (auto& [id, a] : s.alerts) {
+    // Pending alerts were never sent; firing ones get a last "resolved" notification.
+    if (a.state != AlertState::firing) continue;
+    notifier::Alert na;
+    na.labels = a.labels;
+    na.annotations = a.annotations;
+    na.starts_at = a.start;
+    na.ends_at = now;
+    na.generator_url = generator_url(id);
+    out.alerts.push_back(std::move(na));
+  }
+  const int64_t ts_ms = series_ts_ms(now);
+  for (auto& [key, ls] : s.prev_series) out.series.push_back({std::move(ls), stale_nan(), ts_ms});
+  s.prev_series.clear();
+  s.alerts.clear();
+  return out;
+}
+
+RuleView AlertingRule::describe() const {
+  const Impl& s = *impl_;
+  RuleView v;
+  v.type = RuleType::alerting;
+  v.id = s.id;
+  v.name = s.name;
+  v.expr = s.expr;
+  v.for_ = s.for_;
+  v.keep_firing_for = s.keep_firing_for;
+  v.labels = s.labels;
+  v.annotations = s.annotations;
+  v.state = state();
+  const auto& u = s.history.last();
+  v.last_error = u.error;
+  v.last_evaluation = u.time;
+  v.evaluation_time = u.duration;
+  v.last_samples = u.samples;
+  v.last_series_fetched = u.series_fetched ? static_cast<int64_t>(*u.series_fetched) : -1;
+  v.errors_total = s.errors_total;
+  v.debug = s.debug;
+  v.update_entries_limit = s.entries_limit;
+  for (const auto& [id, a] : s.alerts) {
+    if (a.state == AlertState::inactive) continue;
+    if (a.state == AlertState::pending) ++v.pending;
+    if (a.state == AlertState::firing) ++v.firing;
+    v.alerts.push_back(AlertView{a.id, a.state, a.labels, a.annotations, a.value, a.active_at,
+                                 a.restored, a.stabilizing(), generator_url(a.id)});
+  }
+  return v;
+}
+
 uint64_t AlertingRule::id() const { return impl_->id; }
 const std::string& AlertingRule::name() const { return impl_->name; }
 const std::string& AlertingRule::expr() const { return impl_->expr; }
@@ -524,7 +579,7 @@ const core::Labels& AlertingRule::annotations() const { return impl_->annotation
 uint64_t AlertingRule::group_id() const { return impl_->group_id; }
 const std::string& AlertingRule::group_name() const { return impl_->group_name; }
 const std::string& AlertingRule::file() const { return impl_->file; }
-const std::string& AlertingRule::type() const { return impl_->type; }
+const std::string& AlertingRule::datasource_type() const { return impl_->type; }
 bool AlertingRule::debug() const { return impl_->debug; }
 int AlertingRule::update_entries_limit() const { return impl_->entries_limit; }
 bool AlertingRule::uses_query() const { return impl_->uses_query; }

@@ -33,6 +33,7 @@
 #include "notifier/notifier.hpp"
 #include "rules/alert.hpp"
 #include "rules/alert_history.hpp"
+#include "rules/rule.hpp"
 #include "rules/template.hpp"
 
 namespace rules {
@@ -48,26 +49,7 @@ struct RuleContext {
   const TemplateSet* templates = nullptr;  // -rule.templates {{define}} blocks, may be null
 };
 
-// Bookkeeping for the update history (API "updates"); none of it changes the state machine.
-struct EvalInfo {
-  core::TimePoint started{};  // wall clock when the evaluation began
-  core::Duration duration{};  // wall time the evaluation took
-  std::string curl;           // the datasource request as curl, secrets hidden
-  bool emit_series = true;    // false: skip building ALERTS series (no remote write)
-};
-
-struct ExecStats {
-  size_t samples = 0;                     // series returned by the query
-  std::optional<uint64_t> series_fetched; // from QueryResult
-  uint64_t fired = 0;                     // alerts that became firing (vmalert_alerts_fired_total)
-  // ALERTS / ALERTS_FOR_STATE for every pending or firing alert at ts, then staleness markers
-  // for series emitted last round and gone now (empty when EvalInfo::emit_series is false).
-  std::vector<Series> series;
-  // Set when a template failed to render (the round still succeeded).
-  std::optional<core::Error> template_error;
-};
-
-class AlertingRule {
+class AlertingRule final : public Rule {
  public:
   // Merges labels external < group < rule (vmalert NewGroup), parses every label and annotation
   // template. Errors name group, rule and the template: `group "g": rule "r": annotation
@@ -78,21 +60,27 @@ class AlertingRule {
 
   AlertingRule(AlertingRule&&) noexcept;
   AlertingRule& operator=(AlertingRule&&) noexcept;
-  ~AlertingRule();
+  ~AlertingRule() override;
 
   // Steps 2-8 of an exec round (vmalert.md §2) for the query result at `ts`. `env` supplies the
   // template `query` function and the external labels/URL for templates; it may block.
   [[nodiscard]] core::Result<ExecStats> apply(const core::QueryResult& result, core::TimePoint ts,
-                                              const TemplateEnv& env, const EvalInfo& info = {});
+                                              const TemplateEnv& env,
+                                              const EvalInfo& info) override;
+  [[nodiscard]] core::Result<ExecStats> apply(const core::QueryResult& result, core::TimePoint ts,
+                                              const TemplateEnv& env) {
+    return apply(result, ts, env, EvalInfo{});
+  }
   // The query failed: records the error (history, errors_total); alerts stay as they are.
-  void record_error(const core::Error& err, core::TimePoint ts, const EvalInfo& info = {});
+  void record_error(const core::Error& err, core::TimePoint ts, const EvalInfo& info) override;
+  void record_error(const core::Error& err, core::TimePoint ts) { record_error(err, ts, {}); }
 
   // The alerts due for notification at wall time `now` (vmalert alertsToSend). Marks them sent
   // (LastSent=now) before returning, so a failed POST is not retried before the resend delay.
   // Order: by alert ID.
-  [[nodiscard]] std::vector<notifier::Alert> alerts_to_send(core::TimePoint now,
-                                                            core::Duration resend_delay,
-                                                            core::Duration resolve_duration);
+  [[nodiscard]] std::vector<notifier::Alert> alerts_to_send(
+      core::TimePoint now, core::Duration resend_delay,
+      core::Duration resolve_duration) override;
 
   // State restore (vmalert.md §6): the query to run at ts-1s against -remoteRead.url ...
   [[nodiscard]] std::string restore_query(core::Duration lookback) const;
@@ -103,11 +91,17 @@ class AlertingRule {
   // Reload with the same rule ID: takes for, keep_firing_for, labels, annotations, templates,
   // debug, context and a fresh history from `newer`; keeps the alerts.
   void update_from(AlertingRule&& newer);
+  void update_from(Rule&& newer) override;  // `newer` must be an AlertingRule
+  // Removal: pending and firing alerts become inactive at `now` and are returned for a last
+  // notification (endsAt = now); the ALERTS series written last round get staleness markers.
+  [[nodiscard]] Closed close(core::TimePoint now) override;
+  [[nodiscard]] RuleView describe() const override;
+  [[nodiscard]] RuleType type() const override { return RuleType::alerting; }
 
   // --- read accessors (API, /metrics) ---
-  [[nodiscard]] uint64_t id() const;
-  [[nodiscard]] const std::string& name() const;
-  [[nodiscard]] const std::string& expr() const;
+  [[nodiscard]] uint64_t id() const override;
+  [[nodiscard]] const std::string& name() const override;
+  [[nodiscard]] const std::string& expr() const override;
   [[nodiscard]] core::Duration for_duration() const;
   [[nodiscard]] core::Duration keep_firing_for() const;
   [[nodiscard]] const core::Labels& labels() const;       // merged, templates unexpanded
@@ -115,10 +109,10 @@ class AlertingRule {
   [[nodiscard]] uint64_t group_id() const;
   [[nodiscard]] const std::string& group_name() const;
   [[nodiscard]] const std::string& file() const;
-  [[nodiscard]] const std::string& type() const;  // prometheus | graphite | vlogs
+  [[nodiscard]] const std::string& datasource_type() const;  // prometheus | graphite | vlogs
   [[nodiscard]] bool debug() const;
   [[nodiscard]] int update_entries_limit() const;
-  [[nodiscard]] bool uses_query() const;  // some template calls `query` (may block in apply)
+  [[nodiscard]] bool uses_query() const override;  // some template calls `query` (may block in apply)
 
   // Alerts by ID (pending, firing, and resolved ones within the 15m retention).
   [[nodiscard]] const std::map<uint64_t, Alert>& alerts() const;
@@ -129,7 +123,7 @@ class AlertingRule {
 
   [[nodiscard]] const std::string& last_error() const;  // empty = healthy
   [[nodiscard]] const RuleUpdate& last_update() const;  // last_update().time = lastEvaluation
-  [[nodiscard]] const UpdateHistory& history() const;
+  [[nodiscard]] const UpdateHistory& history() const override;
   [[nodiscard]] uint64_t errors_total() const;
   [[nodiscard]] uint64_t fired_total() const;
   // `<external_url>/vmalert/alert?group_id=G&alert_id=A`.

@@ -12,6 +12,10 @@ T=$(mktemp -d /tmp/alertd-faults.XXXXXX)
 PIDS=()
 cleanup() {
   for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+  # run_daemon runs in $(...) subshells: their PIDS+= is lost, so they also record here.
+  if [ -f "$T/pids" ]; then
+    while read -r p; do kill -KILL "$p" 2>/dev/null || true; done <"$T/pids"
+  fi
   rm -rf "$T"
 }
 trap cleanup EXIT
@@ -103,7 +107,7 @@ run_daemon() {
   "$ALERTD" -rule="$T/rules.yml" -datasource.url="$2" -notifier.url="$3" \
     -httpListenAddr="127.0.0.1:$port" -rule.evalDelay=0s -group.maxStartDelay=1s \
     -datasource.queryTimeout=2s >"$T/$1.log" 2>&1 &
-  PIDS+=($!)
+  echo $! >>"$T/pids"
   "$PEERS" wait-ready "http://127.0.0.1:$port/-/ready" 10 || fail "$1: not ready"
   echo "http://127.0.0.1:$port"
 }
