@@ -5,6 +5,7 @@
 
 #include "rules/alerting_rule.hpp"
 #include "rules/group_math.hpp"
+#include "rules/recording_rule.hpp"
 
 namespace rules {
 namespace {
@@ -12,24 +13,25 @@ namespace {
 core::Result<std::unique_ptr<Rule>> make_rule(const config::RuleSpec& r,
                                               const config::GroupSpec& g,
                                               const GroupContext& ctx) {
+  RuleContext rc;
+  rc.external_labels = ctx.external_labels;
+  rc.external_url = ctx.external_url;
+  rc.disable_alertgroup_label = ctx.disable_alertgroup_label;
+  rc.group_interval = g.effective_interval;
+  rc.limit = g.effective_limit;
+  rc.update_entries_limit = ctx.update_entries_limit;
+  rc.templates = ctx.templates;
   switch (r.kind) {
     case config::RuleKind::alerting: {
-      RuleContext rc;
-      rc.external_labels = ctx.external_labels;
-      rc.external_url = ctx.external_url;
-      rc.disable_alertgroup_label = ctx.disable_alertgroup_label;
-      rc.group_interval = g.effective_interval;
-      rc.limit = g.effective_limit;
-      rc.update_entries_limit = ctx.update_entries_limit;
-      rc.templates = ctx.templates;
       auto rule = AlertingRule::create(r, g, rc);
       if (!rule) return core::fail(rule.error().wrap(g.file));
       return std::unique_ptr<Rule>(std::make_unique<AlertingRule>(std::move(*rule)));
     }
-    case config::RuleKind::recording:
-      return core::fail(core::Error{g.file + ": group \"" + g.name + "\": recording rule \"" +
-                                        r.name + "\": recording rules are not supported yet",
-                                    core::ErrorKind::bad_config});
+    case config::RuleKind::recording: {
+      auto rule = RecordingRule::create(r, g, rc);
+      if (!rule) return core::fail(rule.error().wrap(g.file));
+      return std::unique_ptr<Rule>(std::make_unique<RecordingRule>(std::move(*rule)));
+    }
   }
   return core::fail("unknown rule kind");
 }

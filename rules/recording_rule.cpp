@@ -1,0 +1,180 @@
+#include "rules/recording_rule.hpp"
+
+#include <algorithm>
+#include <unordered_set>
+#include <utility>
+
+namespace rules {
+namespace {
+
+constexpr std::string_view kMetricName = "__name__";
+
+}  // namespace
+
+struct RecordingRule::Impl {
+  uint64_t id = 0;
+  std::string name;
+  std::string expr;
+  core::Labels labels;  // external < group < rule
+  bool debug = false;
+  int entries_limit = 20;
+  int limit = 0;
+  UpdateHistory history{20};
+  uint64_t errors_total = 0;
+  // Series written last successful round, by their label text, for staleness markers.
+  std::map<std::string, core::Labels> prev_series;
+
+  void record(RuleUpdate u) {
+    if (!u.error.empty()) ++errors_total;
+    history.add(std::move(u));
+  }
+};
+
+RecordingRule::RecordingRule(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+RecordingRule::RecordingRule(RecordingRule&&) noexcept = default;
+RecordingRule& RecordingRule::operator=(RecordingRule&&) noexcept = default;
+RecordingRule::~RecordingRule() = default;
+
+core::Result<RecordingRule> RecordingRule::create(const config::RuleSpec& rule,
+                                                  const config::GroupSpec& group,
+                                                  const RuleContext& ctx) {
+  auto impl = std::make_unique<Impl>();
+  impl->id = rule.id;
+  impl->name = rule.name;
+  impl->expr = rule.expr;
+  impl->debug = rule.debug.value_or(group.debug);
+  impl->limit = ctx.limit;
+  impl->entries_limit = std::max(1, rule.update_entries_limit.value_or(ctx.update_entries_limit));
+  impl->history = UpdateHistory(static_cast<size_t>(impl->entries_limit));
+  impl->labels = ctx.external_labels;
+  for (const auto& l : group.labels) impl->labels.set(l.name, l.value);
+  for (const auto& l : rule.labels) impl->labels.set(l.name, l.value);
+  return RecordingRule(std::move(impl));
+}
+
+core::Result<ExecStats> RecordingRule::apply(const core::QueryResult& result, core::TimePoint ts,
+                                             const templates::TemplateEnv&,
+                                             const EvalInfo& info) {
+  Impl& s = *impl_;
+  ExecStats stats;
+  stats.samples = result.size();
+  stats.series_fetched = result.series_fetched;
+  RuleUpdate upd;
+  upd.time = info.started;
+  upd.at = ts;
+  upd.duration = info.duration;
+  upd.samples = result.size();
+  upd.series_fetched = result.series_fetched;
+  upd.curl = info.curl;
+  auto fail_round = [&](std::string msg) -> core::Result<ExecStats> {
+    upd.error = msg;
+    s.record(std::move(upd));
+    return core::fail(std::move(msg));
+  };
+
+  const size_t n = result.size();
+  if (s.limit > 0 && n > static_cast<size_t>(s.limit)) {
+    return fail_round("exec exceeded limit of " + std::to_string(s.limit) + " with " +
+                      std::to_string(n) + " series");
+  }
+  std::vector<core::Series> out;
+  out.reserve(n);
+  std::map<std::string, core::Labels> current;
+  for (size_t i = 0; i < n; ++i) {
+    core::Labels ls = result.labels(i).to_labels();
+    const core::Labels original = ls;
+    ls.set(kMetricName, s.name);
+    for (const auto& l : s.labels) {
+      if (l.value.empty()) {
+        ls.erase(l.name);
+        continue;
+      }
+      if (auto prev = ls.get(l.name); prev && *prev != l.value) {
+        const std::string kept(*prev);  // set() may move what `prev` points into
+        ls.set("exported_" + l.name, kept);
+      }
+      ls.set(l.name, l.value);
+    }
+    std::string key = ls.to_string();
+    if (current.contains(key)) {
+      return fail_round("original metric " + original.to_string() + "; resulting labels " + key +
+                        ": result contains metrics with the same labelset during evaluation");
+    }
+    const int64_t ts_ms = result.samples(i).empty() ? core::unix_ms(ts) : result.timestamp_ms(i);
+    const double v = result.samples(i).empty() ? 0.0 : result.value(i);
+    if (info.emit_series) out.push_back({ls, v, ts_ms});
+    current.emplace(std::move(key), std::move(ls));
+  }
+  if (info.emit_series) {
+    const int64_t stale_ms = core::unix_ms(ts);
+    for (auto& [key, ls] : s.prev_series) {
+      if (!current.contains(key)) out.push_back({ls, core::stale_nan(), stale_ms});
+    }
+    s.prev_series = std::move(current);
+  }
+  stats.series = std::move(out);
+  s.record(std::move(upd));
+  return stats;
+}
+
+void RecordingRule::record_error(const core::Error& err, core::TimePoint ts,
+                                 const EvalInfo& info) {
+  RuleUpdate upd;
+  upd.time = info.started;
+  upd.at = ts;
+  upd.duration = info.duration;
+  upd.curl = info.curl;
+  upd.error = err.message.empty() ? std::string("unknown error") : err.message;
+  impl_->record(std::move(upd));
+}
+
+void RecordingRule::update_from(Rule&& newer) {
+  // Group::update_from matches by ID and type, so this is always a recording rule.
+  Impl& s = *impl_;
+  Impl& n = *static_cast<RecordingRule&>(newer).impl_;
+  s.labels = std::move(n.labels);
+  s.debug = n.debug;
+  s.entries_limit = n.entries_limit;
+  s.limit = n.limit;
+  s.history = std::move(n.history);
+}
+
+Rule::Closed RecordingRule::close(core::TimePoint now) {
+  Closed out;
+  const int64_t ts_ms = core::unix_ms(now);
+  for (auto& [key, ls] : impl_->prev_series) {
+    out.series.push_back({std::move(ls), core::stale_nan(), ts_ms});
+  }
+  impl_->prev_series.clear();
+  return out;
+}
+
+RuleView RecordingRule::describe() const {
+  const Impl& s = *impl_;
+  RuleView v;
+  v.type = RuleType::recording;
+  v.id = s.id;
+  v.name = s.name;
+  v.expr = s.expr;
+  v.labels = s.labels;
+  v.state = AlertState::inactive;
+  const auto& u = s.history.last();
+  v.last_error = u.error;
+  v.last_evaluation = u.time;
+  v.evaluation_time = u.duration;
+  v.last_samples = u.samples;
+  v.last_series_fetched = u.series_fetched ? static_cast<int64_t>(*u.series_fetched) : -1;
+  v.errors_total = s.errors_total;
+  v.debug = s.debug;
+  v.update_entries_limit = s.entries_limit;
+  return v;
+}
+
+uint64_t RecordingRule::id() const { return impl_->id; }
+const std::string& RecordingRule::name() const { return impl_->name; }
+const std::string& RecordingRule::expr() const { return impl_->expr; }
+const UpdateHistory& RecordingRule::history() const { return impl_->history; }
+const core::Labels& RecordingRule::labels() const { return impl_->labels; }
+uint64_t RecordingRule::errors_total() const { return impl_->errors_total; }
+
+}  // namespace rules
