@@ -140,6 +140,7 @@ rules::GroupContext group_context(const Flags& flags) {
   ctx.update_entries_limit = flags.rule_update_entries_limit;
   ctx.resend_delay = flags.rule_resend_delay;
   ctx.max_resolve_duration = flags.rule_max_resolve_duration;
+  ctx.keep_firing_on_error = flags.rule_keep_firing_on_error;
   ctx.emit_series = false;  // no remote write yet
   return ctx;
 }

@@ -121,6 +121,18 @@ const std::vector<FlagDef>& flag_defs() {
        "Do not add the alertgroup label to alerts.", BOOL(disable_alertgroup_label)},
       {"group.maxStartDelay", Kind::duration, "5m",
        "Upper bound of the start jitter of a group.", DUR(group_max_start_delay)},
+      {"rule.keepFiringOnError", Kind::duration, "0s",
+       "alertd: while a rule's query fails, keep re-sending its firing alerts with a fresh "
+       "endsAt for at most this long, so a datasource outage does not resolve them in "
+       "Alertmanager (0 = vmalert's behaviour: they resolve once endsAt passes).",
+       DUR(rule_keep_firing_on_error)},
+      {"state.path", Kind::string, "",
+       "alertd: file keeping the state of pending and firing alerts across restarts, written "
+       "atomically after every round that changed it (empty = off).",
+       STR(state_path)},
+      {"configCheckInterval", Kind::duration, "0s",
+       "Re-read rule and template files this often and apply changes (0 = off).",
+       DUR(config_check_interval)},
 
       {"datasource.url", Kind::string, "",
        "Prometheus-compatible datasource URL, e.g. http://127.0.0.1:9090.", STR(datasource_url)},

@@ -29,6 +29,9 @@ struct Flags {
   std::string rule_default_rule_type = "prometheus";
   bool disable_alertgroup_label = false;
   core::Duration group_max_start_delay = std::chrono::minutes(5);
+  core::Duration rule_keep_firing_on_error{0};  // alertd: hold firing alerts while queries fail
+  std::string state_path;                       // alertd: local alert state file
+  core::Duration config_check_interval{0};
 
   // Datasource.
   std::string datasource_url;

@@ -70,6 +70,7 @@ bool Group::uses_query() const {
 RuleOutput Group::on_result(size_t i, const core::QueryResult& result, const RoundTimes& times,
                             const templates::TemplateEnv& env, const EvalInfo& info) {
   Rule& rule = *rules_[i];
+  failing_since_.erase(rule.id());
   RuleOutput out;
   EvalInfo ei = info;
   ei.emit_series = ctx_.emit_series;
@@ -90,9 +91,19 @@ RuleOutput Group::on_result(size_t i, const core::QueryResult& result, const Rou
 
 RuleOutput Group::on_error(size_t i, const core::Error& err, const RoundTimes& times,
                            const EvalInfo& info) {
-  rules_[i]->record_error(err, times.query_ts, info);
+  Rule& rule = *rules_[i];
+  rule.record_error(err, times.query_ts, info);
   RuleOutput out;
   out.error = err;
+  if (ctx_.keep_firing_on_error > core::Duration::zero()) {
+    // The datasource is down, not the condition: keep Alertmanager from resolving what fires.
+    const auto since = failing_since_.try_emplace(rule.id(), times.now).first->second;
+    if (times.now - since <= ctx_.keep_firing_on_error) {
+      const auto resolve = resolve_duration(spec_.effective_interval, ctx_.resend_delay,
+                                            ctx_.max_resolve_duration);
+      out.alerts = rule.alerts_to_send(times.now, ctx_.resend_delay, resolve);
+    }
+  }
   return out;
 }
 

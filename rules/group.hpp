@@ -15,6 +15,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "config/model.hpp"
@@ -36,6 +37,10 @@ struct GroupContext {
   int update_entries_limit = 20;          // -rule.updateEntriesLimit
   core::Duration resend_delay{0};         // -rule.resendDelay
   core::Duration max_resolve_duration{0}; // -rule.maxResolveDuration
+  // -rule.keepFiringOnError: while a rule's query keeps failing, its firing alerts are still
+  // sent (fresh endsAt) for this long after the first failure; 0 = vmalert (nothing is sent,
+  // Alertmanager resolves them when endsAt passes).
+  core::Duration keep_firing_on_error{0};
   bool emit_series = false;               // remote write configured: build series
   const templates::TemplateSet* templates = nullptr;  // -rule.templates, may be null
 };
@@ -96,6 +101,8 @@ class Group {
   config::GroupSpec spec_;
   GroupContext ctx_;
   std::vector<std::unique_ptr<Rule>> rules_;
+  // Rule ID -> wall time of the first failure in the current run of failed queries.
+  std::unordered_map<uint64_t, core::TimePoint> failing_since_;
 };
 
 }  // namespace rules
