@@ -23,6 +23,7 @@
 #include "app/snapshot.hpp"
 #include "config/glob.hpp"
 #include "config/loader.hpp"
+#include "core/hash.hpp"
 #include "datasource/http_querier.hpp"
 #include "net/http_client.hpp"
 #include "net/http_server.hpp"
@@ -35,7 +36,8 @@ namespace asio = boost::asio;
 namespace {
 
 // -rule.templates: every matching file's {{ define }} blocks, shared by all rules.
-core::Result<templates::TemplateSet> load_template_files(const std::vector<std::string>& patterns) {
+core::Result<templates::TemplateSet> load_template_files(const std::vector<std::string>& patterns,
+                                                        uint64_t* checksum = nullptr) {
   std::vector<templates::TemplateSet::File> files;
   for (const auto& pattern : patterns) {
     std::vector<std::string> paths;
@@ -54,6 +56,16 @@ core::Result<templates::TemplateSet> load_template_files(const std::vector<std::
       const auto slash = path.rfind('/');
       files.push_back({slash == std::string::npos ? path : path.substr(slash + 1), ss.str()});
     }
+  }
+  if (checksum != nullptr) {
+    core::Fnv1a64 h;
+    for (const auto& f : files) {
+      h.add(f.name);
+      h.add_byte(0xFF);
+      h.add(f.text);
+      h.add_byte(0xFF);
+    }
+    *checksum = h.value();
   }
   if (files.empty()) return templates::TemplateSet{};
   return templates::TemplateSet::parse(files);
@@ -118,13 +130,14 @@ std::string read_secret_file(const std::string& path, std::string& err) {
 // Everything a (re)load produces, built off the loop (files and URLs are read here).
 struct LoadedConfig {
   std::shared_ptr<const templates::TemplateSet> templates;
+  uint64_t templates_checksum = 0;  // of the -rule.templates files' names and text
   config::LoadResult rules;
 };
 
 core::Result<LoadedConfig> load_config(const Flags& flags) {
-  auto templates = load_template_files(flags.rule_templates);
-  if (!templates) return core::fail(templates.error());
   LoadedConfig out;
+  auto templates = load_template_files(flags.rule_templates, &out.templates_checksum);
+  if (!templates) return core::fail(templates.error());
   out.templates = std::make_shared<const templates::TemplateSet>(std::move(*templates));
   out.rules = config::load_rules(load_options(flags, out.templates.get()));
   return out;
@@ -355,7 +368,7 @@ int run(const Flags& flags) {
       sched);
   const auto ctx = group_context(flags);
   if (auto applied = manager.apply(std::move(initial->rules.groups), ctx,
-                                   std::move(initial->templates));
+                                   std::move(initial->templates), initial->templates_checksum);
       !applied) {
     spdlog::critical("cannot start: {}", applied.error().message);
     return 1;
@@ -368,19 +381,19 @@ int run(const Flags& flags) {
   bool reload_running = false;
   bool reload_again = false;
   bool shutting_down = false;
-  std::function<void()> start_reload;
-  start_reload = [&] {
+  std::function<void(bool)> start_reload;  // argument: a periodic -configCheckInterval check
+  start_reload = [&](bool periodic) {
     if (shutting_down) return;
     if (reload_running) {
-      reload_again = true;
+      reload_again = reload_again || !periodic;
       return;
     }
     reload_running = true;
-    counters.config_last_reload_total.fetch_add(1);
+    if (!periodic) counters.config_last_reload_total.fetch_add(1);
     if (reload_thread.joinable()) reload_thread.join();
-    reload_thread = std::thread([&] {
+    reload_thread = std::thread([&, periodic] {
       auto loaded = std::make_shared<core::Result<LoadedConfig>>(load_config(flags));
-      asio::post(io, [&, loaded] {
+      asio::post(io, [&, loaded, periodic] {
         reload_running = false;
         std::optional<std::string> err;
         if (!*loaded) {
@@ -392,33 +405,53 @@ int run(const Flags& flags) {
             if (!problems.empty()) err = fmt::format("{}", fmt::join(problems, "; "));
           }
         }
+        bool changed = !periodic;
         if (!err && !shutting_down) {
           auto applied = manager.apply(std::move((*loaded)->rules.groups), ctx,
-                                       std::move((*loaded)->templates));
+                                       std::move((*loaded)->templates),
+                                       (*loaded)->templates_checksum);
           if (!applied) {
             err = applied.error().message;
           } else {
-            spdlog::info("configuration reloaded: {} group(s) started, {} updated, {} unchanged, "
-                         "{} stopped",
-                         applied->started, applied->updated, applied->unchanged, applied->stopped);
+            changed = changed || applied->started + applied->updated + applied->stopped > 0;
+            if (changed) {
+              spdlog::info(
+                  "configuration reloaded: {} group(s) started, {} updated, {} unchanged, {} "
+                  "stopped",
+                  applied->started, applied->updated, applied->unchanged, applied->stopped);
+            }
           }
         }
         if (err) {
+          if (periodic) counters.config_last_reload_total.fetch_add(1);
           counters.config_last_reload_successful = 0;
           counters.config_last_reload_errors_total.fetch_add(1);
           spdlog::error("configuration reload failed, the previous configuration keeps running: {}",
                         *err);
-        } else if (!shutting_down) {
+        } else if (!shutting_down && changed) {
+          if (periodic) counters.config_last_reload_total.fetch_add(1);
           counters.config_last_reload_successful = 1;
           counters.config_last_reload_success_timestamp_seconds = unix_now_seconds();
         }
         if (reload_again) {
           reload_again = false;
-          start_reload();
+          start_reload(false);
         }
       });
     });
   };
+  // -configCheckInterval: the same reload, quietly, when something changed.
+  asio::steady_timer config_check(io);
+  std::function<void()> arm_config_check = [&] {
+    if (flags.config_check_interval <= core::Duration::zero() || shutting_down) return;
+    config_check.expires_after(flags.config_check_interval);
+    config_check.async_wait([&](const boost::system::error_code& ec) {
+      if (ec || shutting_down) return;
+      start_reload(true);
+      arm_config_check();
+    });
+  };
+  arm_config_check();
 
   // The HTTP server has a loop and a thread of its own: serving never waits on evaluation.
   asio::io_context http_io(1);
@@ -428,7 +461,7 @@ int run(const Flags& flags) {
   api.counters = &counters;
   api.notifiers = &notifiers;
   api.ready = &ready;
-  api.reload = [&] { asio::post(io, [&] { start_reload(); }); };
+  api.reload = [&] { asio::post(io, [&] { start_reload(false); }); };
   net::HttpServer server(http_io, [&api](const net::ServerRequest& req) {
     return handle_request(api, req);
   });
@@ -453,7 +486,7 @@ int run(const Flags& flags) {
     if (ec) return;
     if (sig == SIGHUP) {
       spdlog::info("SIGHUP received: reloading the configuration");
-      start_reload();
+      start_reload(false);
       signals.async_wait(on_signal);
       return;
     }
@@ -461,6 +494,7 @@ int run(const Flags& flags) {
     ready = false;
     shutting_down = true;
     manager.stop([] {});
+    config_check.cancel();
     asio::post(http_io, [&server] { server.stop(); });
     ds_http.close();
     am_http.close();

@@ -29,9 +29,10 @@ std::unique_ptr<Worker> Manager::worker_for(const rules::Group& g) {
 core::Result<ApplyStats> Manager::apply(std::vector<config::GroupSpec> groups,
                                         rules::GroupContext ctx,
                                         std::shared_ptr<const templates::TemplateSet> templates,
+                                        uint64_t templates_checksum,
                                         std::function<void()> applied) {
-  const bool templates_changed = templates != templates_;
-  ctx.templates = templates.get();
+  const bool templates_changed = !templates_ || templates_checksum != templates_checksum_;
+  ctx.templates = templates_changed ? templates.get() : templates_.get();
 
   // Build everything first: a configuration that cannot be built changes nothing.
   std::map<uint64_t, std::unique_ptr<rules::Group>> built;
@@ -50,6 +51,7 @@ core::Result<ApplyStats> Manager::apply(std::vector<config::GroupSpec> groups,
   if (templates_changed) {
     if (templates_) retired_templates_.push_back(std::move(templates_));
     templates_ = std::move(templates);
+    templates_checksum_ = templates_checksum;
   }
 
   ApplyStats stats;

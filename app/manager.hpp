@@ -51,10 +51,12 @@ class Manager {
   Manager(const Manager&) = delete;
   Manager& operator=(const Manager&) = delete;
 
-  // `ctx.templates` is ignored: the set is passed owned, so it outlives every group using it.
+  // `ctx.templates` is ignored: the set is passed owned, so it outlives every group using it;
+  // `templates_checksum` tells whether it differs from the running one (then every group is
+  // rebuilt).
   [[nodiscard]] core::Result<ApplyStats> apply(
       std::vector<config::GroupSpec> groups, rules::GroupContext ctx,
-      std::shared_ptr<const templates::TemplateSet> templates,
+      std::shared_ptr<const templates::TemplateSet> templates, uint64_t templates_checksum = 0,
       std::function<void()> applied = {});
   // Stops every group (nothing resolved, as vmalert); `stopped` runs once all have stopped.
   void stop(std::function<void()> stopped);
@@ -70,6 +72,7 @@ class Manager {
   SchedulerOptions options_;
   std::map<uint64_t, std::shared_ptr<GroupScheduler>> groups_;
   std::shared_ptr<const templates::TemplateSet> templates_;
+  uint64_t templates_checksum_ = 0;
   // Templates of earlier configurations, kept while a stopping group may still use them.
   std::vector<std::shared_ptr<const templates::TemplateSet>> retired_templates_;
   std::map<uint64_t, uint64_t> checksums_;

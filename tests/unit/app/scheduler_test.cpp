@@ -331,7 +331,7 @@ groups:
       - alert: X
         expr: x
 )"),
-                             ctx, h.templates, [&] { applied = true; });
+                             ctx, h.templates, 0, [&] { applied = true; });
   REQUIRE(st);
   CHECK(st->started == 1);
   CHECK(st->stopped == 1);
