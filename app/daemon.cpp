@@ -21,6 +21,7 @@
 #include "app/manager.hpp"
 #include "app/notifier_set.hpp"
 #include "app/snapshot.hpp"
+#include "app/state_file.hpp"
 #include "config/glob.hpp"
 #include "config/loader.hpp"
 #include "core/hash.hpp"
@@ -359,19 +360,36 @@ int run(const Flags& flags) {
   datasource::NullSeriesWriter series;
   SnapshotStore store;
 
+  // -state.path: read once before the first round; a bad file is reported and ignored.
+  std::unique_ptr<StateFile> state_file;
+  std::optional<SavedState> saved;
+  if (!flags.state_path.empty()) {
+    if (auto read = StateFile::read(flags.state_path); read) {
+      saved = std::move(*read);
+    } else {
+      spdlog::error("{}; starting without the saved alert state", read.error().message);
+    }
+    state_file = std::make_unique<StateFile>(flags.state_path);
+  }
+
   SchedulerOptions sched;
   sched.max_start_delay = flags.group_max_start_delay;
   sched.query_timeout = flags.datasource_query_timeout;
   Manager manager(
       ManagerDeps{clock, notifiers, series, store, counters, **factory,
-                  [](const std::string& name) { return std::make_unique<ThreadWorker>(name); }},
+                  [](const std::string& name) { return std::make_unique<ThreadWorker>(name); },
+                  state_file.get()},
       sched);
+  if (saved) manager.restore_on_next_apply(std::move(*saved));
   const auto ctx = group_context(flags);
   if (auto applied = manager.apply(std::move(initial->rules.groups), ctx,
                                    std::move(initial->templates), initial->templates_checksum);
       !applied) {
     spdlog::critical("cannot start: {}", applied.error().message);
     return 1;
+  } else if (applied->restored > 0) {
+    spdlog::info("restored {} pending or firing alert(s) from {}", applied->restored,
+                 flags.state_path);
   }
   counters.config_last_reload_success_timestamp_seconds = counters.start_time_seconds.load();
 

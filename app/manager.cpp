@@ -89,13 +89,21 @@ core::Result<ApplyStats> Manager::apply(std::vector<config::GroupSpec> groups,
       continue;
     }
     ++stats.started;
+    if (restore_) {
+      if (const size_t n = StateFile::restore(*g, *restore_); n > 0) {
+        spdlog::info("group \"{}\": restored {} alert(s) from the state file", g->spec().name, n);
+        stats.restored += n;
+      }
+    }
     auto sched = std::make_shared<GroupScheduler>(
         std::move(g), std::move(q), std::move(w),
-        SchedulerDeps{deps_.clock, deps_.notifiers, deps_.series, deps_.store, deps_.counters},
+        SchedulerDeps{deps_.clock, deps_.notifiers, deps_.series, deps_.store, deps_.counters,
+                      deps_.state},
         options_);
     groups_.emplace(id, sched);
     sched->start();
   }
+  restore_.reset();
   finish_one();
   return stats;
 }

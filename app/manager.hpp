@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,7 @@ struct ManagerDeps {
   datasource::QuerierFactory& queriers;
   // Makes the worker thread of a group whose templates call `query`.
   std::function<std::unique_ptr<Worker>(const std::string& group_name)> make_worker;
+  StateSink* state = nullptr;  // -state.path
 };
 
 struct ApplyStats {
@@ -42,6 +44,7 @@ struct ApplyStats {
   size_t updated = 0;
   size_t unchanged = 0;
   size_t stopped = 0;
+  size_t restored = 0;  // alerts put back from the state file
 };
 
 class Manager {
@@ -58,6 +61,8 @@ class Manager {
       std::vector<config::GroupSpec> groups, rules::GroupContext ctx,
       std::shared_ptr<const templates::TemplateSet> templates, uint64_t templates_checksum = 0,
       std::function<void()> applied = {});
+  // Alerts to put back into the groups the next apply() starts (once: -state.path at start-up).
+  void restore_on_next_apply(SavedState state) { restore_ = std::move(state); }
   // Stops every group (nothing resolved, as vmalert); `stopped` runs once all have stopped.
   void stop(std::function<void()> stopped);
 
@@ -76,6 +81,7 @@ class Manager {
   // Templates of earlier configurations, kept while a stopping group may still use them.
   std::vector<std::shared_ptr<const templates::TemplateSet>> retired_templates_;
   std::map<uint64_t, uint64_t> checksums_;
+  std::optional<SavedState> restore_;
 };
 
 }  // namespace app

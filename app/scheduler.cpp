@@ -233,6 +233,7 @@ void GroupScheduler::end_round() {
   }
   apply_pending_update();
   publish();
+  if (deps_.state != nullptr) deps_.state->save(*group_);
   arm_next_round();
 }
 
@@ -246,6 +247,7 @@ void GroupScheduler::update(std::unique_ptr<rules::Group> newer,
   if (!round_running()) {
     apply_pending_update();
     publish();
+    if (deps_.state != nullptr) deps_.state->save(*group_);
   }
 }
 
@@ -277,6 +279,7 @@ void GroupScheduler::stop(std::function<void()> stopped, bool close) {
 }
 
 void GroupScheduler::finish_stop() {
+  const bool closing = close_on_stop_;
   if (close_on_stop_) {
     close_on_stop_ = false;
     auto closed = group_->close(deps_.clock.now());
@@ -287,6 +290,7 @@ void GroupScheduler::finish_stop() {
     }
   }
   deps_.store.remove(group_->id());
+  if (closing && deps_.state != nullptr) deps_.state->forget(group_->id());
   spdlog::info("group \"{}\": stopped", group_->spec().name);
   if (auto cb = std::move(on_stopped_)) {
     on_stopped_ = nullptr;

@@ -23,6 +23,7 @@
 #include "app/metrics.hpp"
 #include "app/notifier_set.hpp"
 #include "app/snapshot.hpp"
+#include "app/state_file.hpp"
 #include "core/query_result.hpp"
 #include "datasource/querier.hpp"
 #include "datasource/series_writer.hpp"
@@ -43,6 +44,7 @@ struct SchedulerDeps {
   datasource::SeriesWriter& series;
   SnapshotStore& store;
   GlobalCounters& counters;
+  StateSink* state = nullptr;  // -state.path; null: not kept
 };
 
 struct SchedulerOptions {

@@ -538,6 +538,27 @@ Rule::Closed AlertingRule::close(core::TimePoint now) {
   return out;
 }
 
+std::vector<Alert> AlertingRule::active_alerts() const {
+  std::vector<Alert> out;
+  for (const auto& [id, a] : impl_->alerts)
+    if (a.state != AlertState::inactive) out.push_back(a);
+  return out;
+}
+
+size_t AlertingRule::restore_alerts(std::span<const Alert> alerts) {
+  size_t n = 0;
+  for (const auto& a : alerts) {
+    if (a.state == AlertState::inactive) continue;
+    // The ID is the hash of the processed labels: recompute rather than trust the file.
+    const uint64_t id = a.labels.hash_without_name();
+    auto [it, inserted] = impl_->alerts.try_emplace(id, a);
+    if (!inserted) continue;
+    it->second.id = id;
+    ++n;
+  }
+  return n;
+}
+
 RuleView AlertingRule::describe() const {
   const Impl& s = *impl_;
   RuleView v;

@@ -96,6 +96,8 @@ class AlertingRule final : public Rule {
   // notification (endsAt = now); the ALERTS series written last round get staleness markers.
   [[nodiscard]] Closed close(core::TimePoint now) override;
   [[nodiscard]] RuleView describe() const override;
+  [[nodiscard]] std::vector<Alert> active_alerts() const override;
+  size_t restore_alerts(std::span<const Alert> alerts) override;
   [[nodiscard]] RuleType type() const override { return RuleType::alerting; }
 
   // --- read accessors (API, /metrics) ---

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -123,6 +124,15 @@ class Rule {
     std::vector<Series> series;
   };
   [[nodiscard]] virtual Closed close(core::TimePoint now) = 0;
+
+  // Alert state that outlives the process (-state.path): copies of the pending and firing
+  // alerts, and putting them back into a rule that has none yet (start-up, before the first
+  // round). An alert already present is left alone. Returns how many were taken.
+  [[nodiscard]] virtual std::vector<Alert> active_alerts() const { return {}; }
+  virtual size_t restore_alerts(std::span<const Alert> alerts) {
+    (void)alerts;
+    return 0;
+  }
 
   [[nodiscard]] virtual RuleView describe() const = 0;
   [[nodiscard]] virtual const UpdateHistory& history() const = 0;

@@ -1,0 +1,78 @@
+// app::StateFile: -state.path, the state of every pending and firing alert kept on disk, so a
+// restart (or kill -9, or an OOM) with no remote storage brings firing alerts back firing, with
+// the same activeAt and startsAt, and Alertmanager sends no new notification.
+//
+// After each round that changed a group's alerts, the scheduler hands the group to save(); a
+// writer thread writes the whole state (JSON) at most once per second: temp file, fsync, rename,
+// fsync of the folder, so the file is always either the old or the new state. read() is all or
+// nothing: a corrupt, truncated or foreign file is an error (reported, then ignored), never
+// half-applied. Alerts are matched back by group ID and rule ID, so rules that changed (their
+// ID changed) or vanished get no state.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/error.hpp"
+#include "rules/alert.hpp"
+#include "rules/group.hpp"
+
+namespace app {
+
+// Group ID -> rule ID -> that rule's pending and firing alerts.
+using SavedState = std::map<uint64_t, std::map<uint64_t, std::vector<rules::Alert>>>;
+
+// Where a scheduler reports its group's alert state (nullptr in SchedulerDeps: none kept).
+class StateSink {
+ public:
+  virtual ~StateSink() = default;
+  virtual void save(const rules::Group& group) = 0;
+  virtual void forget(uint64_t group_id) = 0;
+};
+
+class StateFile final : public StateSink {
+ public:
+  explicit StateFile(std::string path);
+  ~StateFile() override;  // writes what is pending, then stops the writer
+  StateFile(const StateFile&) = delete;
+  StateFile& operator=(const StateFile&) = delete;
+
+  // A missing file is an empty state; anything unreadable is an error naming the file.
+  [[nodiscard]] static core::Result<SavedState> read(const std::string& path);
+  // The JSON text of `state` and its parser (exposed for tests).
+  [[nodiscard]] static std::string encode(const SavedState& state);
+  [[nodiscard]] static core::Result<SavedState> decode(std::string_view text);
+  // Puts saved alerts back into a group's rules (matched by rule ID); returns how many.
+  static size_t restore(rules::Group& group, const SavedState& state);
+
+  // StateSink (loop thread)
+  void save(const rules::Group& group) override;
+  void forget(uint64_t group_id) override;
+
+  // Writes now if anything is pending (tests, shutdown).
+  void flush();
+  [[nodiscard]] uint64_t writes() const;
+  [[nodiscard]] std::string last_error() const;
+
+ private:
+  void writer_loop();
+  core::Result<void> write_file(const std::string& text);
+
+  std::string path_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  SavedState state_;                       // guarded by mu_
+  std::map<uint64_t, uint64_t> digests_;   // group ID -> digest of its last saved state (loop)
+  bool dirty_ = false;
+  bool stop_ = false;
+  uint64_t writes_ = 0;
+  std::string last_error_;
+  std::thread writer_;
+};
+
+}  // namespace app
