@@ -159,27 +159,64 @@ rules::GroupContext group_context(const Flags& flags) {
   return ctx;
 }
 
-core::Result<datasource::HttpQuerierOptions> datasource_options(const Flags& flags) {
+// The flags one Prometheus-compatible endpoint is reached with (-datasource.*, -remoteRead.*).
+struct EndpointFlags {
+  std::string_view prefix;  // for error messages: "-datasource"
+  const std::string& url;
+  const std::string& basic_auth_username;
+  const std::string& basic_auth_password;
+  const std::string& basic_auth_password_file;
+  const std::string& bearer_token;
+  const std::string& bearer_token_file;
+  const std::string& headers;
+  const std::string& tls_ca_file;
+  const std::string& tls_cert_file;
+  const std::string& tls_key_file;
+  const std::string& tls_server_name;
+  bool tls_insecure_skip_verify;
+  bool show_url;
+};
+
+EndpointFlags datasource_endpoint(const Flags& f) {
+  return {"-datasource", f.datasource_url, f.datasource_basic_auth_username,
+          f.datasource_basic_auth_password, f.datasource_basic_auth_password_file,
+          f.datasource_bearer_token, f.datasource_bearer_token_file, f.datasource_headers,
+          f.datasource_tls_ca_file, f.datasource_tls_cert_file, f.datasource_tls_key_file,
+          f.datasource_tls_server_name, f.datasource_tls_insecure_skip_verify,
+          f.datasource_show_url};
+}
+
+EndpointFlags remote_read_endpoint(const Flags& f) {
+  return {"-remoteRead", f.remote_read_url, f.remote_read_basic_auth_username,
+          f.remote_read_basic_auth_password, f.remote_read_basic_auth_password_file,
+          f.remote_read_bearer_token, f.remote_read_bearer_token_file, f.remote_read_headers,
+          f.remote_read_tls_ca_file, f.remote_read_tls_cert_file, f.remote_read_tls_key_file,
+          f.remote_read_tls_server_name, f.remote_read_tls_insecure_skip_verify,
+          f.remote_read_show_url};
+}
+
+core::Result<datasource::HttpQuerierOptions> querier_options(const Flags& flags,
+                                                             const EndpointFlags& e) {
   datasource::HttpQuerierOptions ds;
-  ds.url = flags.datasource_url;
+  ds.url = e.url;
   ds.append_type_prefix = flags.datasource_append_type_prefix;
   ds.query_step = flags.datasource_query_step;
   ds.disable_step_param = flags.datasource_disable_step_param;
   ds.round_digits = flags.datasource_round_digits;
-  ds.show_url = flags.datasource_show_url;
-  ds.headers = flags.datasource_headers;
-  ds.basic_auth_username = flags.datasource_basic_auth_username;
-  ds.basic_auth_password = flags.datasource_basic_auth_password;
-  if (!flags.datasource_basic_auth_password_file.empty()) {
+  ds.show_url = e.show_url;
+  ds.headers = e.headers;
+  ds.basic_auth_username = e.basic_auth_username;
+  ds.basic_auth_password = e.basic_auth_password;
+  if (!e.basic_auth_password_file.empty()) {
     std::string err;
-    ds.basic_auth_password = read_secret_file(flags.datasource_basic_auth_password_file, err);
-    if (!err.empty()) return core::fail("-datasource.basicAuth.passwordFile: " + err);
+    ds.basic_auth_password = read_secret_file(e.basic_auth_password_file, err);
+    if (!err.empty()) return core::fail(std::string(e.prefix) + ".basicAuth.passwordFile: " + err);
   }
-  ds.bearer_token = flags.datasource_bearer_token;
-  if (!flags.datasource_bearer_token_file.empty()) {
+  ds.bearer_token = e.bearer_token;
+  if (!e.bearer_token_file.empty()) {
     std::string err;
-    ds.bearer_token = read_secret_file(flags.datasource_bearer_token_file, err);
-    if (!err.empty()) return core::fail("-datasource.bearerTokenFile: " + err);
+    ds.bearer_token = read_secret_file(e.bearer_token_file, err);
+    if (!err.empty()) return core::fail(std::string(e.prefix) + ".bearerTokenFile: " + err);
   }
   ds.query_timeout =
       std::chrono::duration_cast<std::chrono::milliseconds>(flags.datasource_query_timeout);
@@ -189,13 +226,13 @@ core::Result<datasource::HttpQuerierOptions> datasource_options(const Flags& fla
   return ds;
 }
 
-net::ClientOptions datasource_client_options(const Flags& flags) {
+net::ClientOptions client_options(const Flags& flags, const EndpointFlags& e) {
   net::ClientOptions o;
-  o.tls.ca_file = flags.datasource_tls_ca_file;
-  o.tls.cert_file = flags.datasource_tls_cert_file;
-  o.tls.key_file = flags.datasource_tls_key_file;
-  o.tls.server_name = flags.datasource_tls_server_name;
-  o.tls.insecure_skip_verify = flags.datasource_tls_insecure_skip_verify;
+  o.tls.ca_file = e.tls_ca_file;
+  o.tls.cert_file = e.tls_cert_file;
+  o.tls.key_file = e.tls_key_file;
+  o.tls.server_name = e.tls_server_name;
+  o.tls.insecure_skip_verify = e.tls_insecure_skip_verify;
   o.max_concurrent = static_cast<size_t>(std::max(0, flags.datasource_max_concurrent_queries));
   return o;
 }
@@ -339,7 +376,7 @@ int run(const Flags& flags) {
     for (const auto& p : problems) spdlog::critical("{}", p);
     return 1;
   }
-  auto ds_options = datasource_options(flags);
+  auto ds_options = querier_options(flags, datasource_endpoint(flags));
   if (!ds_options) {
     spdlog::critical("{}", ds_options.error().message);
     return 1;
@@ -348,7 +385,7 @@ int run(const Flags& flags) {
   // The evaluation loop: groups, datasource and notifier clients.
   asio::io_context io(1);
   AsioClock clock(io);
-  net::HttpClient ds_http(io, datasource_client_options(flags));
+  net::HttpClient ds_http(io, client_options(flags, datasource_endpoint(flags)));
   auto factory = datasource::HttpQuerierFactory::create(ds_http, *ds_options);
   if (!factory) {
     spdlog::critical("-datasource.url: {}", factory.error().message);
@@ -375,10 +412,27 @@ int run(const Flags& flags) {
   SchedulerOptions sched;
   sched.max_start_delay = flags.group_max_start_delay;
   sched.query_timeout = flags.datasource_query_timeout;
+  // -remoteRead.url: alert state restore before the first rounds.
+  std::unique_ptr<net::HttpClient> rr_http;
+  std::unique_ptr<datasource::HttpQuerierFactory> rr_factory;
+  if (!flags.remote_read_url.empty()) {
+    auto rr_options = querier_options(flags, remote_read_endpoint(flags));
+    if (!rr_options) {
+      spdlog::critical("{}", rr_options.error().message);
+      return 1;
+    }
+    rr_http = std::make_unique<net::HttpClient>(io, client_options(flags, remote_read_endpoint(flags)));
+    auto f = datasource::HttpQuerierFactory::create(*rr_http, *rr_options);
+    if (!f) {
+      spdlog::critical("-remoteRead.url: {}", f.error().message);
+      return 1;
+    }
+    rr_factory = std::move(*f);
+  }
   Manager manager(
       ManagerDeps{clock, notifiers, series, store, counters, **factory,
                   [](const std::string& name) { return std::make_unique<ThreadWorker>(name); },
-                  state_file.get()},
+                  state_file.get(), rr_factory.get(), flags.remote_read_lookback},
       sched);
   if (saved) manager.restore_on_next_apply(std::move(*saved));
   const auto ctx = group_context(flags);
@@ -516,6 +570,7 @@ int run(const Flags& flags) {
     asio::post(http_io, [&server] { server.stop(); });
     ds_http.close();
     am_http.close();
+    if (rr_http) rr_http->close();
     signals.cancel();
     // Anything still in flight gets 4 s, then the loop is stopped: exit within 5 s.
     if (!watchdog.joinable()) {

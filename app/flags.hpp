@@ -55,6 +55,22 @@ struct Flags {
   size_t datasource_max_response_size = 256u << 20;
   int datasource_max_concurrent_queries = 0;
 
+  // Remote read: alert state restore at start (vmalert.md §6).
+  std::string remote_read_url;
+  core::Duration remote_read_lookback = std::chrono::hours(1);
+  std::string remote_read_basic_auth_username;
+  std::string remote_read_basic_auth_password;
+  std::string remote_read_basic_auth_password_file;
+  std::string remote_read_bearer_token;
+  std::string remote_read_bearer_token_file;
+  std::string remote_read_headers;
+  std::string remote_read_tls_ca_file;
+  std::string remote_read_tls_cert_file;
+  std::string remote_read_tls_key_file;
+  std::string remote_read_tls_server_name;
+  bool remote_read_tls_insecure_skip_verify = false;
+  bool remote_read_show_url = false;
+
   // Notifier.
   std::vector<std::string> notifier_url;
   bool notifier_blackhole = false;

@@ -11,14 +11,20 @@ Manager::Manager(ManagerDeps deps, SchedulerOptions options)
 
 Manager::~Manager() = default;
 
-std::unique_ptr<datasource::Querier> Manager::querier_for(const config::GroupSpec& spec) {
+namespace {
+datasource::QuerierParams params_for(const config::GroupSpec& spec) {
   datasource::QuerierParams params;
   params.type = spec.type;
   params.eval_interval = spec.effective_interval;
   params.query_params = spec.params;
   params.headers = spec.headers;
   params.debug = spec.debug;
-  return deps_.queriers.build(params);
+  return params;
+}
+}  // namespace
+
+std::unique_ptr<datasource::Querier> Manager::querier_for(const config::GroupSpec& spec) {
+  return deps_.queriers.build(params_for(spec));
 }
 
 std::unique_ptr<Worker> Manager::worker_for(const rules::Group& g) {
@@ -101,9 +107,14 @@ core::Result<ApplyStats> Manager::apply(std::vector<config::GroupSpec> groups,
                       deps_.state},
         options_);
     groups_.emplace(id, sched);
+    if (first_apply_ && deps_.remote_read != nullptr) {
+      sched->restore_before_first_round(deps_.remote_read->build(params_for(sched->spec())),
+                                        deps_.remote_read_lookback);
+    }
     sched->start();
   }
   restore_.reset();
+  first_apply_ = false;
   finish_one();
   return stats;
 }

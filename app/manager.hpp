@@ -37,6 +37,10 @@ struct ManagerDeps {
   // Makes the worker thread of a group whose templates call `query`.
   std::function<std::unique_ptr<Worker>(const std::string& group_name)> make_worker;
   StateSink* state = nullptr;  // -state.path
+  // -remoteRead.url: groups started by the first apply() restore from it (once per process,
+  // as vmalert); null: no restore.
+  datasource::QuerierFactory* remote_read = nullptr;
+  core::Duration remote_read_lookback = std::chrono::hours(1);
 };
 
 struct ApplyStats {
@@ -82,6 +86,7 @@ class Manager {
   std::vector<std::shared_ptr<const templates::TemplateSet>> retired_templates_;
   std::map<uint64_t, uint64_t> checksums_;
   std::optional<SavedState> restore_;
+  bool first_apply_ = true;
 };
 
 }  // namespace app

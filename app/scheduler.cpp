@@ -66,8 +66,51 @@ void GroupScheduler::reset_slots() {
 
 // ---- scheduling --------------------------------------------------------------------------------
 
+void GroupScheduler::restore_before_first_round(std::unique_ptr<datasource::Querier> remote_read,
+                                                core::Duration lookback) {
+  restore_querier_ = std::move(remote_read);
+  restore_lookback_ = lookback;
+}
+
+// One rule after another, each rule's ALERTS_FOR_STATE at now-1s; errors are logged and the
+// rule simply starts without restored state (as in vmalert).
+void GroupScheduler::restore_next(size_t i) {
+  while (i < group_->size() && group_->rule(i).restore_query(restore_lookback_).empty()) ++i;
+  if (i >= group_->size() || stopping_) {
+    restoring_ = false;
+    restore_querier_.reset();
+    restore_result_ = core::QueryResult{};
+    if (round_waiting_ && !stopping_) {
+      const auto ts = *round_waiting_;
+      round_waiting_.reset();
+      begin_round(ts);
+    } else if (stopping_ && !round_running()) {
+      finish_stop();
+    }
+    return;
+  }
+  const auto query = group_->rule(i).restore_query(restore_lookback_);
+  const auto at = deps_.clock.now() - std::chrono::seconds(1);
+  restore_querier_->query(
+      query, at, restore_result_,
+      [self = shared_from_this(), i](std::optional<core::Error> err) {
+        LoopScope loop;
+        if (err) {
+          spdlog::error("{}: failed to restore alert state: {}", self->where(i), err->message);
+        } else if (const size_t n = self->group_->rule(i).restore(self->restore_result_); n > 0) {
+          spdlog::info("{}: restored the activeAt of {} alert(s) from -remoteRead.url",
+                       self->where(i), n);
+        }
+        self->restore_next(i + 1);
+      });
+}
+
 void GroupScheduler::start() {
   started_ = true;
+  if (restore_querier_) {
+    restoring_ = true;
+    restore_next(0);
+  }
   publish();
   const auto& spec = group_->spec();
   const auto interval = spec.effective_interval;
@@ -116,6 +159,10 @@ void GroupScheduler::arm_miss_watch(core::TimePoint at) {
 // ---- one round ---------------------------------------------------------------------------------
 
 void GroupScheduler::begin_round(core::TimePoint eval_ts) {
+  if (restoring_) {
+    round_waiting_ = eval_ts;
+    return;
+  }
   const auto& spec = group_->spec();
   round_active_ = true;
   round_started_ = deps_.clock.monotonic();
@@ -275,7 +322,7 @@ void GroupScheduler::stop(std::function<void()> stopped, bool close) {
   on_stopped_ = std::move(stopped);
   round_timer_->cancel();
   miss_timer_->cancel();
-  if (!round_running()) finish_stop();
+  if (!round_running() && !restoring_) finish_stop();
 }
 
 void GroupScheduler::finish_stop() {

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,10 @@ class GroupScheduler : public std::enable_shared_from_this<GroupScheduler> {
                  SchedulerDeps deps, SchedulerOptions options);
   ~GroupScheduler();
 
+  // Before start(): restore alert state from `remote_read` (vmalert.md §6) before the first
+  // round, so an alert whose `for` has elapsed comes back firing on that round.
+  void restore_before_first_round(std::unique_ptr<datasource::Querier> remote_read,
+                                  core::Duration lookback);
   // Publishes the initial snapshot and arms the first round.
   void start();
   // Replaces the group with `newer` (same ID) before the next round: matching rules keep their
@@ -81,6 +86,7 @@ class GroupScheduler : public std::enable_shared_from_this<GroupScheduler> {
  private:
   struct Slot;
   void begin_round(core::TimePoint eval_ts);
+  void restore_next(size_t i);
   void launch(size_t i);
   void on_answer(size_t i, std::optional<core::Error> err);
   [[nodiscard]] rules::RuleOutput evaluate(size_t i);
@@ -112,6 +118,13 @@ class GroupScheduler : public std::enable_shared_from_this<GroupScheduler> {
   size_t next_rule_ = 0;
   size_t in_flight_ = 0;
   std::chrono::steady_clock::time_point round_started_{};
+
+  // Remote-read restore, before the first round.
+  std::unique_ptr<datasource::Querier> restore_querier_;
+  core::Duration restore_lookback_{};
+  core::QueryResult restore_result_;
+  bool restoring_ = false;
+  std::optional<core::TimePoint> round_waiting_;  // a tick that came while restoring
 
   // Scheduling state.
   bool started_ = false;

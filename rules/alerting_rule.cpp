@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 
@@ -162,6 +163,8 @@ struct AlertingRule::Impl {
   uint64_t fired_total = 0;
   // Series written last successful round, by text form, for staleness markers.
   std::map<std::string, core::Labels> prev_series;
+  // Alert ID -> activeAt read back before the first round (remote-read restore).
+  std::unordered_map<uint64_t, core::TimePoint> restore_hints;
 
   // Scratch reused across rounds.
   struct Expanded {
@@ -339,8 +342,14 @@ core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, cor
     a.annotations = std::move(e.annotations);
     a.value = e.value;
     a.active_at = ts;
+    if (auto hint = s.restore_hints.find(e.id); hint != s.restore_hints.end()) {
+      // Restored before the first round: pending since then, so it can fire right now.
+      a.active_at = std::min(hint->second, ts);
+      a.restored = true;
+    }
     s.alerts.emplace(e.id, std::move(a));
   }
+  s.restore_hints.clear();  // they apply to the first round only
 
   // Steps 5-6: alerts not seen this round; pending -> firing.
   size_t retained = 0;
@@ -454,7 +463,10 @@ std::vector<notifier::Alert> AlertingRule::alerts_to_send(core::TimePoint now,
 
 std::string AlertingRule::restore_query(core::Duration lookback) const {
   const Impl& s = *impl_;
-  std::string q = "default_rollup(";
+  if (s.for_ <= core::Duration::zero()) return {};
+  // last_over_time works on Prometheus and VictoriaMetrics alike (vmalert v1.93 used it; newer
+  // versions use MetricsQL's default_rollup, which Prometheus rejects).
+  std::string q = "last_over_time(";
   q.append(kAlertsForStateMetric).append("{");
   if (!s.ctx.disable_alertgroup_label) {
     q.append(kAlertGroupLabel).append("=");
@@ -481,12 +493,18 @@ size_t AlertingRule::restore(const core::QueryResult& result) {
     core::Labels ls = result.labels(i).to_labels();
     ls.erase(kMetricName);
     auto it = impl_->alerts.find(ls.hash_without_name());
-    if (it == impl_->alerts.end()) continue;
+    const double v = result.value(i);
+    // Unix seconds: anything outside a sane range is not an activeAt (and must not overflow).
+    if (!std::isfinite(v) || v <= 0 || v > 1e11) continue;
+    const core::TimePoint active_at{std::chrono::seconds{static_cast<int64_t>(v)}};
+    if (it == impl_->alerts.end()) {
+      // Before the first round: remembered for the alert that round creates.
+      if (impl_->restore_hints.emplace(ls.hash_without_name(), active_at).second) ++restored;
+      continue;
+    }
     Alert& a = it->second;
     if (a.restored || a.state != AlertState::pending) continue;
-    const double v = result.value(i);
-    if (!std::isfinite(v)) continue;
-    a.active_at = core::TimePoint{std::chrono::seconds{static_cast<int64_t>(v)}};
+    a.active_at = active_at;
     a.restored = true;
     ++restored;
   }

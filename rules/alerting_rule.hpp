@@ -83,10 +83,11 @@ class AlertingRule final : public Rule {
       core::Duration resolve_duration) override;
 
   // State restore (vmalert.md §6): the query to run at ts-1s against -remoteRead.url ...
-  [[nodiscard]] std::string restore_query(core::Duration lookback) const;
+  // Empty when the rule has no `for` (vmalert restores only those).
+  [[nodiscard]] std::string restore_query(core::Duration lookback) const override;
   // ... and applying its result: a matching pending, not yet restored alert gets
   // active_at = sample value (unix seconds) and restored = true. Returns how many.
-  size_t restore(const core::QueryResult& result);
+  size_t restore(const core::QueryResult& result) override;
 
   // Reload with the same rule ID: takes for, keep_firing_for, labels, annotations, templates,
   // debug, context and a fresh history from `newer`; keeps the alerts.

@@ -134,6 +134,18 @@ class Rule {
     return 0;
   }
 
+  // Remote-read restore (vmalert.md §6): the query for the rule's ALERTS_FOR_STATE series over
+  // `lookback` (empty: nothing to restore, e.g. recording rules or `for: 0`), and applying its
+  // answer: activeAt of the alerts the next round creates. Returns how many series matched.
+  [[nodiscard]] virtual std::string restore_query(core::Duration lookback) const {
+    (void)lookback;
+    return {};
+  }
+  virtual size_t restore(const core::QueryResult& result) {
+    (void)result;
+    return 0;
+  }
+
   [[nodiscard]] virtual RuleView describe() const = 0;
   [[nodiscard]] virtual const UpdateHistory& history() const = 0;
 };

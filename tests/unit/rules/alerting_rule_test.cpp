@@ -432,14 +432,30 @@ TEST_CASE("state restore sets ActiveAt of pending alerts once", "[rules][restore
   CHECK(h.only_alert().state == AlertState::firing);
 
   CHECK(h.rule.restore_query(1h) ==
-        "default_rollup(ALERTS_FOR_STATE{alertgroup=\"grp\",alertname=\"HighLoad\"}[3600s])");
+        "last_over_time(ALERTS_FOR_STATE{alertgroup=\"grp\",alertname=\"HighLoad\"}[3600s])");
 }
 
 TEST_CASE("restore query lists the literal rule labels only", "[rules][restore]") {
-  Harness h({.labels = {{"severity", "page"}, {"owner", "{{ $labels.team }}"}}});
+  Harness h({.for_ = 5min, .labels = {{"severity", "page"}, {"owner", "{{ $labels.team }}"}}});
   CHECK(h.rule.restore_query(30min) ==
-        "default_rollup(ALERTS_FOR_STATE{alertgroup=\"grp\",alertname=\"HighLoad\","
+        "last_over_time(ALERTS_FOR_STATE{alertgroup=\"grp\",alertname=\"HighLoad\","
         "severity=\"page\"}[1800s])");
+}
+
+TEST_CASE("restore before the first round makes an elapsed alert fire on that round",
+          "[rules][restore]") {
+  Harness h({.for_ = 5min});
+  const Harness no_for;
+  CHECK(no_for.rule.restore_query(1h).empty());  // no `for`: nothing to restore
+  const auto earlier = core::unix_seconds(h.clock.now()) - 600;
+  core::Labels restored_labels{{"__name__", "ALERTS_FOR_STATE"}, {"alertgroup", "grp"},
+                               {"alertname", "HighLoad"}, {"instance", "a"}};
+  CHECK(h.rule.restore(fakes::make_result({{restored_labels, static_cast<double>(earlier)},
+                                           {restored_labels, 1e300}})) == 1);
+  REQUIRE(h.step({series("a")}));
+  CHECK(h.only_alert().state == AlertState::firing);
+  CHECK(h.only_alert().restored);
+  CHECK(h.only_alert().active_at == core::TimePoint{std::chrono::seconds{earlier}});
 }
 
 TEST_CASE("update_from keeps alerts and takes new settings", "[rules][reload]") {
