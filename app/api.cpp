@@ -194,7 +194,9 @@ std::string rules_json(const SnapshotStore& store) {
       }
       out += "],\"health\":";
       out += r.last_error.empty() ? "\"ok\"" : "\"err\"";
-      out += ",\"type\":\"alerting\",\"datasourceType\":";
+      out += ",\"type\":";
+      append_json_string(out, rules::to_string(r.type));
+      out += ",\"datasourceType\":";
       append_json_string(out, g->type);
       out += ",\"lastSamples\":" + std::to_string(r.last_samples);
       out += ",\"lastSeriesFetched\":" + std::to_string(r.last_series_fetched);

@@ -100,33 +100,55 @@ std::string render_metrics(const SnapshotStore& store, const GlobalCounters& c,
   }
 
   struct PerRule {
+    rules::RuleType kind;
     const char* name;
     const char* type;
     const char* help;
     double (*get)(const RuleSnapshot&);
   };
+  using rules::RuleType;
   static const PerRule per_rule[] = {
-      {"vmalert_alerts_pending", "gauge", "Pending alerts of a rule.",
+      {RuleType::alerting, "vmalert_alerts_pending", "gauge", "Pending alerts of a rule.",
        [](const RuleSnapshot& r) { return static_cast<double>(r.pending); }},
-      {"vmalert_alerts_firing", "gauge", "Firing alerts of a rule.",
+      {RuleType::alerting, "vmalert_alerts_firing", "gauge", "Firing alerts of a rule.",
        [](const RuleSnapshot& r) { return static_cast<double>(r.firing); }},
-      {"vmalert_alerting_rules_errors_total", "counter", "Failed evaluations of a rule.",
+      {RuleType::alerting, "vmalert_alerting_rules_errors_total", "counter",
+       "Failed evaluations of a rule.",
        [](const RuleSnapshot& r) { return static_cast<double>(r.errors_total); }},
-      {"vmalert_alerting_rules_error", "gauge", "1 when the last evaluation of a rule failed.",
+      {RuleType::alerting, "vmalert_alerting_rules_error", "gauge",
+       "1 when the last evaluation of a rule failed.",
        [](const RuleSnapshot& r) { return r.last_error.empty() ? 0.0 : 1.0; }},
-      {"vmalert_alerting_rules_last_evaluation_samples", "gauge",
+      {RuleType::alerting, "vmalert_alerting_rules_last_evaluation_samples", "gauge",
        "Series returned by the last evaluation.",
        [](const RuleSnapshot& r) { return static_cast<double>(r.last_samples); }},
-      {"vmalert_alerting_rules_last_evaluation_series_fetched", "gauge",
+      {RuleType::alerting, "vmalert_alerting_rules_last_evaluation_series_fetched", "gauge",
+       "Series the datasource scanned in the last evaluation (-1 if it does not say).",
+       [](const RuleSnapshot& r) { return static_cast<double>(r.last_series_fetched); }},
+      {RuleType::recording, "vmalert_recording_rules_errors_total", "counter",
+       "Failed evaluations of a recording rule.",
+       [](const RuleSnapshot& r) { return static_cast<double>(r.errors_total); }},
+      {RuleType::recording, "vmalert_recording_rules_error", "gauge",
+       "1 when the last evaluation of a recording rule failed.",
+       [](const RuleSnapshot& r) { return r.last_error.empty() ? 0.0 : 1.0; }},
+      {RuleType::recording, "vmalert_recording_rules_last_evaluation_samples", "gauge",
+       "Series returned by the last evaluation of a recording rule.",
+       [](const RuleSnapshot& r) { return static_cast<double>(r.last_samples); }},
+      {RuleType::recording, "vmalert_recording_rules_last_evaluation_series_fetched", "gauge",
        "Series the datasource scanned in the last evaluation (-1 if it does not say).",
        [](const RuleSnapshot& r) { return static_cast<double>(r.last_series_fetched); }},
   };
   for (const auto& m : per_rule) {
+    bool any = false;
+    for (const auto& g : groups)
+      for (const auto& r : g->rules) any = any || r.type == m.kind;
+    if (!any) continue;
     w.header(m.name, m.type, m.help);
+    const char* name_label = m.kind == RuleType::alerting ? "alertname" : "recording";
     for (const auto& g : groups) {
       for (const auto& r : g->rules) {
+        if (r.type != m.kind) continue;
         const auto id = std::to_string(r.id);
-        w.sample(m.name, {{"alertname", r.name}, {"file", g->file}, {"group", g->name}, {"id", id}},
+        w.sample(m.name, {{name_label, r.name}, {"file", g->file}, {"group", g->name}, {"id", id}},
                  m.get(r));
       }
     }
