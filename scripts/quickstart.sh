@@ -63,7 +63,9 @@ TXT
   -httpListenAddr="$ALERTD_ADDR" \
   -external.url="http://$ALERTD_ADDR" \
   -rule.evalDelay=0s \
-  -group.maxStartDelay=1s &
+  -group.maxStartDelay=1s \
+  -state.path="$RUN/alerts.state" \
+  -rule.keepFiringOnError=15m &
 ALERTD_PID=$!
 trap 'kill -TERM $ALERTD_PID 2>/dev/null; wait $ALERTD_PID; cleanup' EXIT INT TERM
 wait $ALERTD_PID
