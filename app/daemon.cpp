@@ -78,6 +78,7 @@ config::LoadOptions load_options(const Flags& flags, const templates::TemplateSe
   lo.default_interval = flags.evaluation_interval;
   lo.default_eval_delay = flags.rule_eval_delay;
   lo.default_rule_type = flags.rule_default_rule_type;
+  lo.default_limit = flags.rule_results_limit;
   lo.validate_templates = flags.rule_validate_templates;
   lo.validate_expressions = flags.rule_validate_expressions;
   lo.check_template = [templates](std::string_view text) {

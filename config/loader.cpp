@@ -615,7 +615,7 @@ void FileParser::validate_group(GroupSpec& g, const std::string& context, const 
       g.interval && *g.interval > core::Duration::zero() ? *g.interval : options_.default_interval;
   g.effective_eval_delay = g.eval_offset ? core::Duration::zero()
                                          : g.eval_delay.value_or(options_.default_eval_delay);
-  g.effective_limit = g.limit;
+  g.effective_limit = g.limit > 0 ? g.limit : options_.default_limit;
   g.effective_concurrency = std::max(1, g.concurrency);
   g.effective_eval_alignment = g.eval_alignment.value_or(true);
   g.id = group_id(g, g.effective_interval);

@@ -32,6 +32,7 @@ struct LoadOptions {
   core::Duration default_interval = std::chrono::minutes{1};      // -evaluationInterval
   core::Duration default_eval_delay = std::chrono::seconds{30};   // -rule.evalDelay
   std::string default_rule_type = "prometheus";                   // -rule.defaultRuleType
+  int default_limit = 0;                                          // -rule.resultsLimit
   bool validate_templates = true;                                 // -rule.validateTemplates
   bool validate_expressions = true;                               // -rule.validateExpressions
   TemplateCheck check_template;  // empty: templates are not checked

@@ -58,9 +58,9 @@ struct GroupSpec {
   // default, and 0 when eval_offset is set (vmalert ignores the delay then).
   core::Duration effective_interval{};
   core::Duration effective_eval_delay{};
-  int effective_limit = 0;
-  int effective_concurrency = 1;
-  bool effective_eval_alignment = true;
+  int effective_limit = 0;            // `limit` when > 0, else -rule.resultsLimit; 0 = none
+  int effective_concurrency = 1;      // `concurrency`, at least 1
+  bool effective_eval_alignment = true;  // `eval_alignment`, default true
   // FNV-1a over file, 0xFF, name, type, interval string and eval_offset (vmalert's group ID),
   // computed with the effective interval.
   uint64_t id = 0;

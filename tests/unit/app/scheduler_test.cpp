@@ -340,3 +340,33 @@ groups:
   REQUIRE(h.store.all().size() == 1);
   CHECK(h.group()->name == "h");
 }
+
+TEST_CASE("effective group settings come from config once", "[app][manager]") {
+  config::LoadOptions lo;
+  lo.default_interval = 45s;
+  lo.default_limit = 7;
+  auto r = config::parse_rules_text(R"(
+groups:
+  - name: a
+    interval: 0s
+    concurrency: 0
+    rules: [{alert: A, expr: up}]
+  - name: b
+    limit: 3
+    concurrency: 4
+    eval_alignment: false
+    rules: [{alert: B, expr: up}]
+)",
+                                    "rules.yml", lo);
+  REQUIRE(r.ok());
+  REQUIRE(r.groups.size() == 2);
+  const auto& a = r.groups[0];
+  CHECK(a.effective_interval == 45s);  // 0s means the default, never a hot loop
+  CHECK(a.effective_limit == 7);       // -rule.resultsLimit
+  CHECK(a.effective_concurrency == 1);
+  CHECK(a.effective_eval_alignment);
+  const auto& b = r.groups[1];
+  CHECK(b.effective_limit == 3);
+  CHECK(b.effective_concurrency == 4);
+  CHECK_FALSE(b.effective_eval_alignment);
+}
