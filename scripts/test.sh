@@ -6,7 +6,8 @@
 #   4. builds everything warning-free with -Werror (build/) and runs every CTest test, the
 #      integration tests against real Prometheus and Alertmanager included. CTest's summary
 #      is the last thing printed.
-# Env: SKIP_ASAN=1, SKIP_FUZZ=1 to leave out steps 2 and 3 locally; FUZZ_SECONDS.
+#   (between 2 and 3: a ThreadSanitizer build of the daemon and its threaded tests)
+# Env: SKIP_ASAN=1, SKIP_TSAN=1, SKIP_FUZZ=1 to leave out those steps locally; FUZZ_SECONDS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -17,6 +18,17 @@ if [ "${SKIP_ASAN:-0}" != 1 ]; then
     -DALERTD_WERROR=ON
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --output-on-failure -LE integration -j2)
+fi
+
+if [ "${SKIP_TSAN:-0}" != 1 ]; then
+  # ThreadSanitizer: the daemon's threads (evaluation loop, HTTP server, per-group query
+  # workers, reload, state writer) under the unit tests and the daemon integration tests that
+  # reload, restart and survive outages.
+  echo "== ThreadSanitizer build, unit tests and daemon tests" >&2
+  BUILD_DIR=build-tsan BUILD_TYPE=RelWithDebInfo TARGETS="alertd unit_app unit_net unit_rules" \
+    ./scripts/build.sh -DALERTD_TSAN=ON -DALERTD_BENCH=OFF -DALERTD_WERROR=ON
+  (cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+    ctest --output-on-failure -R '^(app|net|rules):|integration\.(e2e|reload|state|outage)')
 fi
 
 if [ "${SKIP_FUZZ:-0}" != 1 ] && [ -x scripts/fuzz.sh ]; then
