@@ -11,6 +11,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
+echo "== include borders (scripts/check-borders.sh)" >&2
+bash scripts/check-borders.sh
 
 if [ "${SKIP_ASAN:-0}" != 1 ]; then
   echo "== ASan+UBSan build and unit tests" >&2
