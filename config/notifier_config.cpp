@@ -12,6 +12,7 @@
 
 #include "core/duration.hpp"
 #include "core/hash.hpp"
+#include "core/strings.hpp"
 
 namespace config {
 namespace {
@@ -41,11 +42,6 @@ bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-std::string upper(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // Shared YAML reading: fields of a map (merge keys resolved, duplicates and unknown fields
 // reported), typed scalars, positions. Every problem becomes one error; parsing goes on.
@@ -408,14 +404,14 @@ class NotifierConfigParser : public Reader {
         type_mark = v.Mark();
         auto s = str(v, where, key);
         if (!s) continue;
-        const std::string t = upper(*s);
-        if (t.empty() || t == "SRV") {
+        const std::string_view t = *s;
+        if (t.empty() || core::iequals(t, "SRV")) {
           dc.type = DnsRecordType::srv;
-        } else if (t == "A") {
+        } else if (core::iequals(t, "A")) {
           dc.type = DnsRecordType::a;
-        } else if (t == "AAAA") {
+        } else if (core::iequals(t, "AAAA")) {
           dc.type = DnsRecordType::aaaa;
-        } else if (t == "MX") {
+        } else if (core::iequals(t, "MX")) {
           dc.type = DnsRecordType::mx;
         } else {
           error(v.Mark(), where, "invalid DNS-SD records type " + quote(*s) +
@@ -574,7 +570,7 @@ class NotifierConfigParser : public Reader {
           error(v.Mark(), sub,
                 "at most one of credentials and credentials_file must be configured");
         }
-        if (upper(az.type) == "BASIC") {
+        if (core::iequals(az.type, "basic")) {
           error(v.Mark(), sub,
                 "authorization type cannot be set to \"basic\", use \"basic_auth\" instead");
         }
@@ -634,8 +630,9 @@ class NotifierConfigParser : public Reader {
         if (auto b = boolean(fv, where, f)) tls.insecure_skip_verify = *b;
       } else if (f == "min_version") {
         str_into(fv, where, f, tls.min_version);
-        const std::string m = upper(tls.min_version);
-        if (!m.empty() && m != "TLS10" && m != "TLS11" && m != "TLS12" && m != "TLS13") {
+        const std::string_view m = tls.min_version;
+        if (!m.empty() && !core::iequals(m, "TLS10") && !core::iequals(m, "TLS11") &&
+            !core::iequals(m, "TLS12") && !core::iequals(m, "TLS13")) {
           error(fv.Mark(), where, "field \"min_version\": unknown TLS version " +
                                       quote(tls.min_version) + "; want TLS10, TLS11, TLS12 or TLS13");
         }

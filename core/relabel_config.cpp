@@ -3,6 +3,8 @@
 #include <array>
 #include <utility>
 
+#include "core/strings.hpp"
+
 namespace core {
 namespace {
 
@@ -79,14 +81,7 @@ std::string_view to_string(RelabelAction a) {
 
 std::optional<RelabelAction> parse_relabel_action(std::string_view s) {
   for (const auto& [action, name] : kActions) {
-    if (name.size() != s.size()) continue;
-    bool same = true;
-    for (size_t i = 0; i < s.size() && same; ++i) {
-      char c = s[i];
-      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-      same = c == name[i];
-    }
-    if (same) return action;
+    if (iequals(s, name)) return action;
   }
   return std::nullopt;
 }
