@@ -1,0 +1,240 @@
+#!/usr/bin/env python3
+"""Daemon-level benchmark driver; run it through run.sh (see docs/performance.md)."""
+import argparse
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from gen_rules import generate  # noqa: E402
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def cpu_seconds(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK  # utime + stime
+
+
+def cpu_ns(pid):
+    """On-CPU nanoseconds summed over live threads (/proc/PID/task/*/schedstat): precise enough
+    for one API request, where utime/stime's clock ticks (10 ms) are not."""
+    total = 0
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/schedstat" % (pid, tid)) as f:
+                total += int(f.read().split()[0])
+        except OSError:
+            pass
+    return total
+
+
+def mem_kb(pid):
+    got = {}
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(("VmRSS:", "VmHWM:")):
+                got[line.split(":")[0]] = int(line.split()[1])
+    return got["VmRSS"], got["VmHWM"]
+
+
+def get(url, timeout=300):
+    with urllib.request.urlopen(url, timeout=timeout) as r:
+        return r.read()
+
+
+def iterations(port):
+    """(sum of iteration seconds, count of iterations) over all groups, from /metrics."""
+    total, count = 0.0, 0
+    for line in get("http://127.0.0.1:%d/metrics" % port).decode().splitlines():
+        if line.startswith("vmalert_iteration_duration_seconds_sum"):
+            total += float(line.rsplit(" ", 1)[1])
+        elif line.startswith("vmalert_iteration_duration_seconds_count"):
+            count += int(float(line.rsplit(" ", 1)[1]))
+    return total, count
+
+
+def am_count(port):
+    alerts, posts = get("http://127.0.0.1:%d/count" % port).split()
+    return int(alerts), int(posts)
+
+
+def wait_for(pred, timeout, what):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            if pred():
+                return
+        except OSError:
+            pass
+        time.sleep(0.05)
+    raise SystemExit("timed out waiting for " + what)
+
+
+def start_fake(mode, port, log):
+    p = subprocess.Popen([sys.executable, os.path.join(HERE, "fakes.py"), mode, str(port)],
+                         stdout=log, stderr=subprocess.STDOUT)
+    wait_for(lambda: socket.create_connection(("127.0.0.1", port), 1).close() or True, 10,
+             "fake " + mode)
+    return p
+
+
+def measure(args, size, ds_port, am_port, fakes, workdir):
+    label, groups, rules, k, interval = size
+    # At least 60 s measured, so clock-tick rounding (10 ms) stays under ~1% at 1k alerts.
+    rounds = max(args.rounds, -(-60 // interval))
+    alerts = groups * rules * k
+    rule_file = os.path.join(workdir, "rules_%s.yml" % label)
+    with open(rule_file, "w") as f:
+        f.write(generate(groups, rules, k))
+    port = free_port()
+    log = open(os.path.join(workdir, "alertd_%s.log" % label), "w")
+    cmd = [args.alertd, "-rule=" + rule_file, "-datasource.url=http://127.0.0.1:%d" % ds_port,
+           "-notifier.url=http://127.0.0.1:%d" % am_port, "-evaluationInterval=%ds" % interval,
+           "-rule.evalDelay=0s", "-group.maxStartDelay=1s", "-httpListenAddr=127.0.0.1:%d" % port]
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        # Warm-up: two whole rounds of every group, then move half an interval away from the
+        # evaluation instants so the window [t0, t0 + N*interval] holds exactly N rounds.
+        wait_for(lambda: iterations(port)[1] >= 2 * groups, 3 * interval + 60 + alerts / 1000,
+                 "two rounds of %s" % label)
+        time.sleep(interval / 2)
+        c0, f0 = cpu_seconds(proc.pid), [cpu_seconds(p.pid) for p in fakes]
+        s0, n0 = iterations(port)
+        a0, p0 = am_count(am_port)
+        time.sleep(rounds * interval)
+        c1, f1 = cpu_seconds(proc.pid), [cpu_seconds(p.pid) for p in fakes]
+        s1, n1 = iterations(port)
+        a1, p1 = am_count(am_port)
+        rss, hwm = mem_kb(proc.pid)
+        done = max(1, n1 - n0) * alerts / groups
+        row = {
+            "label": label, "alerts": alerts, "interval": interval, "rounds": rounds,
+            "iterations": n1 - n0, "iterations_expected": rounds * groups,
+            "am_alerts": a1 - a0, "am_expected": rounds * alerts, "am_posts": p1 - p0,
+            # Divided by the alert-rounds alertd completed in the window (iterations x alerts per
+            # group): equal to alerts x rounds when nothing lags, and honest when a round slips.
+            "cpu_us": (c1 - c0) * 1e6 / done,
+            "ds_cpu_us": (f1[0] - f0[0]) * 1e6 / done,
+            "am_cpu_us": (f1[1] - f0[1]) * 1e6 / done,
+            "rss_mb": rss / 1024, "hwm_mb": hwm / 1024, "bytes_per_alert": rss * 1024 / alerts,
+            "iter_ms": (s1 - s0) * 1e3 / max(1, n1 - n0),
+        }
+        # One GET of each API, half an interval away from the evaluations (same phase as t0).
+        for name, path in (("rules", "/api/v1/rules"), ("alerts", "/api/v1/alerts")):
+            c0, (_, h0) = cpu_ns(proc.pid), mem_kb(proc.pid)
+            body = get("http://127.0.0.1:%d%s" % (port, path))
+            c1, (r1, h1) = cpu_ns(proc.pid), mem_kb(proc.pid)
+            row[name + "_ms"] = (c1 - c0) / 1e6
+            row[name + "_hwm_mb"] = (h1 - h0) / 1024
+            row[name + "_body_mb"] = len(body) / 1e6
+        row["rss_after_api_mb"] = mem_kb(proc.pid)[0] / 1024
+        return row
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+COLUMNS = [
+    ("alerts", "alerts", "{:,}"),
+    ("interval", "interval s", "{}"),
+    ("rounds", "rounds", "{}"),
+    ("cpu_us", "CPU µs / alert-round", "{:.1f}"),
+    ("rss_mb", "VmRSS MB", "{:.1f}"),
+    ("hwm_mb", "VmHWM MB", "{:.1f}"),
+    ("bytes_per_alert", "bytes / alert", "{:,.0f}"),
+    ("iter_ms", "group iteration ms", "{:.1f}"),
+    ("rules_ms", "/api/v1/rules CPU ms", "{:.1f}"),
+    ("rules_hwm_mb", "rules ΔHWM MB", "{:.1f}"),
+    ("alerts_ms", "/api/v1/alerts CPU ms", "{:.1f}"),
+    ("alerts_hwm_mb", "alerts ΔHWM MB", "{:.1f}"),
+    ("rss_after_api_mb", "VmRSS after API MB", "{:.1f}"),
+    ("ds_cpu_us", "fake DS µs / alert-round", "{:.2f}"),
+    ("am_cpu_us", "fake AM µs / alert-round", "{:.2f}"),
+]
+
+
+def table(rows):
+    lines = ["| " + " | ".join(c[1] for c in COLUMNS) + " |",
+             "|" + "---|" * len(COLUMNS)]
+    for r in rows:
+        lines.append("| " + " | ".join(fmt.format(r[key]) for key, _, fmt in COLUMNS) + " |")
+    return "\n".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--alertd", required=True)
+    ap.add_argument("--sizes", default="1k,10k,100k")
+    ap.add_argument("--rounds", type=int, default=3, help="whole rounds measured per size")
+    ap.add_argument("--repeat", type=int, default=1, help="runs of all sizes; medians reported")
+    ap.add_argument("--interval-100k", type=int, default=120,
+                    help="evaluation interval at 100k alerts (120 s like vmalert's run)")
+    ap.add_argument("--interval-10k", type=int, default=30)
+    ap.add_argument("--interval-1k", type=int, default=5)
+    args = ap.parse_args()
+    sizes = {
+        "1k": ("1k", 10, 10, 10, args.interval_1k),
+        "10k": ("10k", 10, 100, 10, args.interval_10k),
+        "100k": ("100k", 10, 10, 1000, args.interval_100k),
+    }
+    workdir = tempfile.mkdtemp(prefix="alertd-daemonbench-")
+    ds_port, am_port = free_port(), free_port()
+    flog = open(os.path.join(workdir, "fakes.log"), "w")
+    fakes = [start_fake("ds", ds_port, flog), start_fake("am", am_port, flog)]
+    runs = []
+    try:
+        for rep in range(args.repeat):
+            rows = []
+            for s in args.sizes.split(","):
+                row = measure(args, sizes[s], ds_port, am_port, fakes, workdir)
+                print("run %d %s: %s" % (rep + 1, s, row), file=sys.stderr, flush=True)
+                rows.append(row)
+            runs.append(rows)
+    finally:
+        for p in fakes:
+            p.terminate()
+            p.wait()
+    medians = []
+    for i, first in enumerate(runs[0]):
+        row = dict(first)
+        for key, _, _ in COLUMNS:
+            row[key] = statistics.median(run[i][key] for run in runs)
+        medians.append(row)
+    print("alertd daemon benchmark: >= %d round(s) and >= 60 s per size, median of %d run(s); "
+          "logs in %s" % (args.rounds, args.repeat, workdir))
+    print()
+    print(table(medians))
+    print()
+    for rows in runs:
+        for r in rows:
+            ok = r["iterations"] == r["iterations_expected"] and r["am_alerts"] == r["am_expected"]
+            print("- %s: %d group iterations (expected %d), %d alerts in %d posts to the fake "
+                  "Alertmanager (expected %d)%s" % (
+                      r["label"], r["iterations"], r["iterations_expected"], r["am_alerts"],
+                      r["am_posts"], r["am_expected"], "" if ok else "  **MISMATCH**"))
+
+
+if __name__ == "__main__":
+    main()
