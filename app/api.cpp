@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "app/auth.hpp"
 #include "core/time.hpp"
 
 namespace app {
@@ -262,6 +263,7 @@ net::ServerResponse handle_request(const ApiContext& ctx, const net::ServerReque
   if (path == "/api/v1/alerts") return json_response(200, alerts_json(*ctx.store));
   if (path == "/api/v1/rules") return json_response(200, rules_json(*ctx.store));
   if (path == "/-/reload") {
+    if (auto denied = check_auth_key(req, ctx.reload_auth_key, "reloadAuthKey")) return *denied;
     if (ctx.reload) ctx.reload();
     return text_response(200, "");
   }

@@ -22,6 +22,7 @@ struct ApiContext {
   const NotifierSet* notifiers = nullptr;  // may be null
   const std::atomic<bool>* ready = nullptr;
   std::function<void()> reload;  // /-/reload
+  std::string reload_auth_key;   // -reloadAuthKey: /-/reload needs ?authKey=<it> when set
 };
 
 [[nodiscard]] net::ServerResponse handle_request(const ApiContext& ctx,

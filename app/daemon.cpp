@@ -17,6 +17,7 @@
 
 #include "app/api.hpp"
 #include "app/asio_clock.hpp"
+#include "app/limits.hpp"
 #include "app/logging.hpp"
 #include "app/manager.hpp"
 #include "app/notifier_set.hpp"
@@ -351,7 +352,14 @@ int dry_run(const Flags& flags) {
 
 
 int run(const Flags& flags) {
-  setup_logging(flags.logger_level, flags.logger_format);
+  setup_logging(flags.logger_level, flags.logger_format, flags.logger_output);
+  // As Go programs do: the soft fd limit up to the hard one, so HTTP clients cannot starve
+  // the datasource and Alertmanager connections of descriptors.
+  if (auto fd = raise_fd_limit(); !fd) {
+    spdlog::warn("cannot raise the open files limit: {}", fd.error().message);
+  } else if (fd->after != fd->before) {
+    spdlog::info("raised the open files limit from {} to {}", fd->before, fd->after);
+  }
   GlobalCounters counters;
   counters.start_time_seconds = unix_now_seconds();
 
@@ -535,9 +543,12 @@ int run(const Flags& flags) {
   api.notifiers = &notifiers;
   api.ready = &ready;
   api.reload = [&] { asio::post(io, [&] { start_reload(false); }); };
-  net::HttpServer server(http_io, [&api](const net::ServerRequest& req) {
-    return handle_request(api, req);
-  });
+  api.reload_auth_key = flags.reload_auth_key;
+  net::ServerOptions http_options;
+  http_options.log_error = [](std::string_view m) { spdlog::error("{}", m); };
+  net::HttpServer server(
+      http_io, [&api](const net::ServerRequest& req) { return handle_request(api, req); },
+      std::move(http_options));
   if (auto r = server.listen(flags.http_listen_addr); !r) {
     spdlog::critical("-httpListenAddr={}: {}", flags.http_listen_addr, r.error().message);
     return 1;

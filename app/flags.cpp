@@ -1,6 +1,7 @@
 #include "app/flags.hpp"
 
 #include <boost/program_options.hpp>
+#include <algorithm>
 #include <charconv>
 #include <functional>
 #include <sstream>
@@ -248,6 +249,15 @@ const std::vector<FlagDef>& flag_defs() {
          f.logger_level = v;
          return std::string();
        }},
+      {"loggerOutput", Kind::string, "stderr", "Output for the logs: stderr or stdout.",
+       [](Flags& f, const std::string& v) {
+         if (v != "stderr" && v != "stdout") return std::string("must be stderr or stdout");
+         f.logger_output = v;
+         return std::string();
+       }},
+      {"reloadAuthKey", Kind::string, "",
+       "Auth key for /-/reload: when set, the authKey query arg must match it.",
+       STR(reload_auth_key)},
       {"loggerFormat", Kind::string, "default", "default or json.",
        [](Flags& f, const std::string& v) {
          if (v != "default" && v != "json") return std::string("must be default or json");
@@ -258,7 +268,9 @@ const std::vector<FlagDef>& flag_defs() {
        "Load and validate the rules, print every error and exit (non-zero on errors).",
        BOOL(dry_run)},
       {"version", Kind::boolean, "false", "Print the version and exit.", BOOL(version)},
-      {"help", Kind::boolean, "false", "Print this help and exit.", BOOL(help)},
+      // -h and -help are not listed, as in Go's flag package.
+      {"help", Kind::boolean, "false", "", BOOL(help)},
+      {"h", Kind::boolean, "false", "", BOOL(help)},
   };
   return defs;
 }
@@ -269,15 +281,48 @@ const std::vector<FlagDef>& flag_defs() {
 #undef INT
 #undef ARRAY
 
+// Go's flag.PrintDefaults, after vmalert's description: flags sorted by name, each as
+//   -name type
+//     \tusage (default value)
+// with no type for booleans and the default left out when it is the zero value.
 std::string help_text() {
   std::ostringstream out;
-  out << "Usage: alertd [flags]\n\nalertd evaluates vmalert/Prometheus alerting rules against a "
-         "Prometheus-compatible datasource\nand sends alerts to Alertmanager.\n\nFlags:\n";
+  out << "\nalertd evaluates vmalert/Prometheus alerting rules against a Prometheus-compatible "
+         "datasource\nand sends alerts to Alertmanager (a drop-in replacement for vmalert).\n\n"
+         "See the docs at https://docs.victoriametrics.com/vmalert/ and README.md.\n\n";
+  std::vector<const FlagDef*> defs;
   for (const auto& d : flag_defs()) {
-    out << "  -" << d.name;
-    if (d.kind == Kind::array || d.kind == Kind::labels) out << " (repeatable)";
-    out << "\n      " << d.help;
-    if (*d.default_text != '\0') out << " (default " << d.default_text << ")";
+    if (*d.help != '\0') defs.push_back(&d);
+  }
+  std::sort(defs.begin(), defs.end(),
+            [](const FlagDef* a, const FlagDef* b) { return std::string_view(a->name) < b->name; });
+  for (const FlagDef* d : defs) {
+    out << "  -" << d->name;
+    std::string_view type;
+    switch (d->kind) {
+      case Kind::string: type = "string"; break;
+      case Kind::boolean: break;
+      case Kind::duration: type = "duration"; break;
+      case Kind::integer: type = "int"; break;
+      case Kind::size: type = "size"; break;
+      case Kind::array:
+      case Kind::labels: type = "array"; break;
+    }
+    if (!type.empty()) out << " " << type;
+    out << "\n    \t" << d->help;
+    if (d->kind == Kind::array || d->kind == Kind::labels) {
+      out << "\n    \tSupports an array of values separated by comma or specified via multiple "
+             "flags.";
+    }
+    const std::string_view def = d->default_text;
+    const bool zero = def.empty() || def == "false" || def == "0" || def == "0s";
+    if (!zero) {
+      if (d->kind == Kind::string) {
+        out << " (default \"" << def << "\")";
+      } else {
+        out << " (default " << def << ")";
+      }
+    }
     out << "\n";
   }
   return out.str();

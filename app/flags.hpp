@@ -87,6 +87,9 @@ struct Flags {
 
   std::string logger_level = "INFO";
   std::string logger_format = "default";
+  std::string logger_output = "stderr";
+  // -reloadAuthKey: when set, /-/reload needs ?authKey=<it> (see app/auth.hpp).
+  std::string reload_auth_key;
   bool dry_run = false;
   bool version = false;
   bool help = false;
@@ -94,6 +97,8 @@ struct Flags {
 
 struct ParseFlagsResult {
   Flags flags;
+  // Go's usage text (flags.help is set by -h and -help): main prints it on stderr and exits 0,
+  // as Go's flag package does.
   std::string help_text;
 };
 

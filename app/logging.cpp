@@ -1,37 +1,78 @@
 #include "app/logging.hpp"
 
-#include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <cstdio>
+#include <ctime>
 #include <memory>
 
 #include "app/api.hpp"
-#include "core/time.hpp"
 
 namespace app {
 namespace {
 
-// {"ts":"2026-12-02T10:46:15.123Z","level":"info","msg":"..."}
-class JsonFormatter final : public spdlog::formatter {
+std::string_view level_name(spdlog::level::level_enum level) {
+  switch (level) {
+    case spdlog::level::trace:
+    case spdlog::level::debug: return "debug";
+    case spdlog::level::info: return "info";
+    case spdlog::level::warn: return "warn";
+    case spdlog::level::err: return "error";
+    case spdlog::level::critical: return "fatal";
+    case spdlog::level::off:
+    case spdlog::level::n_levels: break;
+  }
+  return "info";
+}
+
+// Go's "2006-01-02T15:04:05.000Z0700" in UTC: always three fractional digits and "Z".
+void append_timestamp(std::string& out, core::TimePoint ts) {
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(ts.time_since_epoch());
+  const std::time_t secs = static_cast<std::time_t>(ms.count() / 1000);
+  long frac = static_cast<long>(ms.count() % 1000);
+  std::tm tm{};
+  ::gmtime_r(&secs, &tm);
+  char buf[40];
+  const int n = std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ",
+                              tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+                              tm.tm_sec, frac);
+  out.append(buf, static_cast<size_t>(n));
+}
+
+// "app/daemon.cpp:145" from __FILE__ (which may be absolute or "../app/daemon.cpp"): the last
+// two path components, as VictoriaMetrics strips everything up to its repository root.
+std::string caller_of(const spdlog::source_loc& loc) {
+  if (loc.empty()) return "alertd";
+  std::string_view file = loc.filename;
+  if (const size_t last = file.rfind('/'); last != std::string_view::npos && last > 0) {
+    if (const size_t prev = file.rfind('/', last - 1); prev != std::string_view::npos) {
+      file.remove_prefix(prev + 1);
+    }
+  }
+  return std::string(file) + ":" + std::to_string(loc.line);
+}
+
+class VmFormatter final : public spdlog::formatter {
  public:
+  explicit VmFormatter(bool json) : json_(json) {}
+
   // spdlog::formatter
   void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
-    std::string line = "{\"ts\":\"";
-    const auto ms = std::chrono::time_point_cast<std::chrono::milliseconds>(msg.time);
-    core::append_rfc3339_nano(line, core::TimePoint{ms.time_since_epoch()});
-    line += "\",\"level\":";
-    const auto lv = spdlog::level::to_string_view(msg.level);
-    append_json_string(line, std::string_view(lv.data(), lv.size()));
-    line += ",\"msg\":";
-    append_json_string(line, std::string_view(msg.payload.data(), msg.payload.size()));
-    line += "}\n";
+    const auto ts = core::TimePoint{std::chrono::duration_cast<core::TimePoint::duration>(
+        msg.time.time_since_epoch())};
+    const std::string line =
+        format_log_line(json_, ts, level_name(msg.level), caller_of(msg.source),
+                        std::string_view(msg.payload.data(), msg.payload.size()));
     dest.append(line.data(), line.data() + line.size());
   }
   [[nodiscard]] std::unique_ptr<spdlog::formatter> clone() const override {
-    return std::make_unique<JsonFormatter>();
+    return std::make_unique<VmFormatter>(json_);
   }
+
+ private:
+  bool json_;
 };
 
 spdlog::level::level_enum to_level(const std::string& level) {
@@ -44,14 +85,39 @@ spdlog::level::level_enum to_level(const std::string& level) {
 
 }  // namespace
 
-void setup_logging(const std::string& level, const std::string& format) {
-  auto logger = std::make_shared<spdlog::logger>(
-      "alertd", std::make_shared<spdlog::sinks::stderr_sink_mt>());
-  if (format == "json") {
-    logger->set_formatter(std::make_unique<JsonFormatter>());
+std::string format_log_line(bool json, core::TimePoint ts, std::string_view level,
+                            std::string_view caller, std::string_view msg) {
+  while (!msg.empty() && msg.back() == '\n') msg.remove_suffix(1);
+  std::string line;
+  line.reserve(msg.size() + caller.size() + 64);
+  if (json) {
+    line += "{\"ts\":\"";
+    append_timestamp(line, ts);
+    line += "\",\"level\":";
+    append_json_string(line, level);
+    line += ",\"caller\":";
+    append_json_string(line, caller);
+    line += ",\"msg\":";
+    append_json_string(line, msg);
+    line += "}\n";
   } else {
-    logger->set_pattern("%Y-%m-%dT%H:%M:%S.%eZ\t%l\t%v", spdlog::pattern_time_type::utc);
+    append_timestamp(line, ts);
+    line.append("\t").append(level).append("\t").append(caller).append("\t").append(msg);
+    line += '\n';
   }
+  return line;
+}
+
+void setup_logging(const std::string& level, const std::string& format,
+                   const std::string& output) {
+  spdlog::sink_ptr sink;
+  if (output == "stdout") {
+    sink = std::make_shared<spdlog::sinks::stdout_sink_mt>();
+  } else {
+    sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
+  }
+  auto logger = std::make_shared<spdlog::logger>("alertd", std::move(sink));
+  logger->set_formatter(std::make_unique<VmFormatter>(format == "json"));
   logger->set_level(to_level(level));
   logger->flush_on(spdlog::level::info);
   spdlog::set_default_logger(std::move(logger));

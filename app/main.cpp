@@ -18,7 +18,8 @@ int main(int argc, char** argv) {
   }
   const auto& flags = parsed->flags;
   if (flags.help) {
-    std::fputs(parsed->help_text.c_str(), stdout);
+    // Go's flag package: -h and -help print the usage on stderr and exit 0.
+    std::fputs(parsed->help_text.c_str(), stderr);
     return 0;
   }
   if (flags.version) {

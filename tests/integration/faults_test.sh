@@ -37,6 +37,8 @@ expect_rc 2 "flag provided but not defined: -nosuchflag" -nosuchflag=1
 expect_rc 2 "flag -evaluationInterval" -evaluationInterval=soon
 expect_rc 0 "alertd v" -version
 expect_rc 0 "-datasource.url" -help
+expect_rc 0 "-datasource.url" -h
+expect_rc 0 "-reloadAuthKey string" --help
 
 # -dryRun.
 expect_rc 0 "are valid" -dryRun -rule="$ROOT/deploy/examples/rules.yml"
