@@ -613,6 +613,11 @@ void FileParser::validate_group(GroupSpec& g, const std::string& context, const 
 
   g.effective_interval =
       g.interval && *g.interval > core::Duration::zero() ? *g.interval : options_.default_interval;
+  if (g.effective_interval <= core::Duration::zero()) {
+    error(field_mark("interval"), context,
+          "evaluation interval must be positive; now: " +
+              core::format_go_duration(g.effective_interval) + " (from -evaluationInterval)");
+  }
   g.effective_eval_delay = g.eval_offset ? core::Duration::zero()
                                          : g.eval_delay.value_or(options_.default_eval_delay);
   g.effective_limit = g.limit > 0 ? g.limit : options_.default_limit;

@@ -162,6 +162,59 @@ TEST_CASE("defaults come from LoadOptions", "[config]") {
   }
 }
 
+TEST_CASE("effective settings are the single source of what a group runs with", "[config]") {
+  const std::string base = "groups:\n  - name: g\n";
+  SECTION("unset: interval, limit, alignment and concurrency take their defaults") {
+    auto o = test_options();
+    o.default_limit = 7;
+    const auto r = parse(base, o);
+    REQUIRE(r.ok());
+    const auto& g = r.groups[0];
+    CHECK(g.effective_interval == 1min);
+    CHECK(g.effective_limit == 7);
+    CHECK(g.effective_eval_alignment);
+    CHECK(g.effective_concurrency == 1);
+  }
+  SECTION("set in the group: the group wins over the defaults") {
+    auto o = test_options();
+    o.default_limit = 7;
+    const auto r = parse(base + "    interval: 20s\n    limit: 3\n    eval_alignment: false\n"
+                                "    concurrency: 4\n",
+                         o);
+    REQUIRE(r.ok());
+    const auto& g = r.groups[0];
+    CHECK(g.effective_interval == 20s);
+    CHECK(g.effective_limit == 3);
+    CHECK_FALSE(g.effective_eval_alignment);
+    CHECK(g.effective_concurrency == 4);
+  }
+  SECTION("zeros mean unset: interval 0s, limit 0, concurrency 0") {
+    auto o = test_options();
+    o.default_interval = 45s;
+    o.default_limit = 9;
+    const auto r = parse(base + "    interval: 0s\n    limit: 0\n    concurrency: 0\n", o);
+    REQUIRE(r.ok());
+    const auto& g = r.groups[0];
+    CHECK(g.effective_interval == 45s);
+    CHECK(g.effective_limit == 9);
+    CHECK(g.effective_concurrency == 1);
+  }
+  SECTION("a negative interval is an error, as in vmalert") {
+    const auto r = parse(base + "    interval: -1m\n");
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.groups.empty());
+    CHECK_THAT(all_errors(r), Catch::Contains("interval shouldn't be lower than 0"));
+  }
+  SECTION("a non-positive default interval never yields a group") {
+    auto o = test_options();
+    o.default_interval = 0s;
+    const auto r = parse(base, o);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.groups.empty());
+    CHECK_THAT(all_errors(r), Catch::Contains("evaluation interval must be positive"));
+  }
+}
+
 TEST_CASE("validation errors name file, line, column, group and rule", "[config]") {
   struct Case {
     const char* what;
