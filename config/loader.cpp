@@ -5,10 +5,13 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <system_error>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -48,6 +51,132 @@ std::string prefix(const SourcePos& p) {
   if (p.line > 0) out += ":" + std::to_string(p.line) + ":" + std::to_string(p.column);
   return out + ": ";
 }
+
+// The first byte that is not part of well-formed UTF-8 (no overlong forms, surrogates or code
+// points above U+10FFFF), as a 1-based line and byte column; nullopt when the text is valid.
+std::optional<std::pair<int, int>> first_invalid_utf8(std::string_view text) {
+  int line = 1;
+  size_t line_start = 0;
+  size_t i = 0;
+  const size_t n = text.size();
+  auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+  while (i < n) {
+    const unsigned char c = byte(i);
+    if (c < 0x80) {
+      if (c == '\n') {
+        ++line;
+        line_start = i + 1;
+      }
+      ++i;
+      continue;
+    }
+    size_t len = 0;
+    unsigned char lo = 0x80;
+    unsigned char hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    }
+    bool ok = len != 0 && i + len <= n;
+    for (size_t k = 1; ok && k < len; ++k) {
+      const unsigned char b = byte(i + k);
+      ok = k == 1 ? (b >= lo && b <= hi) : (b >= 0x80 && b <= 0xBF);
+    }
+    if (!ok) return std::make_pair(line, static_cast<int>(i - line_start) + 1);
+    i += len;
+  }
+  return std::nullopt;
+}
+
+// go-yaml's guard against alias bombs ("billion laughs"), applied to the node graph yaml-cpp
+// built: every node a decoder would visit counts once per visit, visits below an alias count as
+// alias decodes, and the document is refused when alias decodes exceed go-yaml's allowed share
+// (99% up to 400k decodes, falling to 10% at 4M). An alias to a node that contains it is
+// refused too. yaml-cpp shares an anchored node with its aliases, so a node seen again is an
+// alias; nodes are told apart by their source position and type.
+class AliasGuard {
+ public:
+  // An error text, or nullopt when the document may be walked.
+  std::optional<std::string> check(const YAML::Node& doc) {
+    if (!walk(doc, 0)) return error_;
+    return std::nullopt;
+  }
+  // Where the error is, when it has a place (a self-containing anchor); null otherwise.
+  [[nodiscard]] const YAML::Mark& error_mark() const { return error_mark_; }
+
+ private:
+  static constexpr size_t kMaxDepth = 10000;
+  static double allowed_ratio(size_t decodes) {
+    constexpr double low = 400000;
+    constexpr double high = 4000000;
+    if (static_cast<double>(decodes) <= low) return 0.99;
+    if (static_cast<double>(decodes) >= high) return 0.10;
+    return 0.99 - 0.89 * ((static_cast<double>(decodes) - low) / (high - low));
+  }
+  struct Key {
+    size_t pos;
+    int type;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const { return k.pos * 8 + static_cast<size_t>(k.type); }
+  };
+
+  bool walk(const YAML::Node& n, size_t depth) {
+    if (depth > kMaxDepth) {
+      error_ = "document nested too deeply";
+      return false;
+    }
+    ++decodes_;
+    if (alias_depth_ > 0) ++aliases_;
+    if (aliases_ > 100 && decodes_ > 1000 &&
+        static_cast<double>(aliases_) / static_cast<double>(decodes_) > allowed_ratio(decodes_)) {
+      error_ = "document contains excessive aliasing";
+      return false;
+    }
+    if (!n.IsMap() && !n.IsSequence()) return true;
+    const YAML::Mark m = n.Mark();
+    const bool tracked = !m.is_null() && m.pos >= 0;
+    const Key key{tracked ? static_cast<size_t>(m.pos) : 0, static_cast<int>(n.Type())};
+    bool alias = false;
+    if (tracked) {
+      if (open_.count(key) != 0) {
+        error_ = "anchor value contains itself";
+        error_mark_ = m;
+        return false;
+      }
+      alias = !seen_.insert(key).second;
+      open_.insert(key);
+    }
+    if (alias) ++alias_depth_;
+    bool ok = true;
+    if (n.IsMap()) {
+      for (auto it = n.begin(); ok && it != n.end(); ++it) {
+        ok = walk(it->first, depth + 1) && walk(it->second, depth + 1);
+      }
+    } else {
+      for (auto it = n.begin(); ok && it != n.end(); ++it) ok = walk(*it, depth + 1);
+    }
+    if (alias) --alias_depth_;
+    if (tracked) open_.erase(key);
+    return ok;
+  }
+
+  std::unordered_set<Key, KeyHash> seen_;
+  std::unordered_set<Key, KeyHash> open_;
+  size_t decodes_ = 0;
+  size_t aliases_ = 0;
+  size_t alias_depth_ = 0;
+  std::string error_;
+  YAML::Mark error_mark_ = YAML::Mark::null_mark();
+};
 
 bool is_merge_key(const YAML::Node& key) {
   return key.IsScalar() && key.Scalar() == "<<" && key.Tag() != "tag:yaml.org,2002:str" &&
@@ -721,6 +850,11 @@ SourcePos FileParser::expr_error_pos(const YAML::Node& node, std::string_view ex
 }
 
 void FileParser::parse(std::string_view raw) {
+  if (const auto bad = first_invalid_utf8(raw)) {
+    out_.errors.emplace_back(prefix(SourcePos{file_, bad->first, bad->second}) +
+                             "invalid UTF-8: a rule file must be UTF-8 encoded");
+    return;
+  }
   const std::string text = expand_env(raw, options_.env);
   text_ = text;
   line_starts_.clear();
@@ -730,6 +864,14 @@ void FileParser::parse(std::string_view raw) {
   } catch (const YAML::Exception& e) {
     out_.errors.emplace_back(prefix(pos_of(file_, e.mark)) + "cannot parse YAML: " + e.msg);
     return;  // a syntax error leaves nothing to validate
+  }
+  for (const YAML::Node& doc : docs) {
+    AliasGuard guard;
+    if (auto err = guard.check(doc)) {
+      out_.errors.emplace_back(prefix(pos_of(file_, guard.error_mark())) + "cannot parse YAML: " +
+                               *err);
+      return;  // walking it would expand the aliases
+    }
   }
   for (const YAML::Node& doc : docs) {
     if (!doc.IsDefined() || doc.IsNull()) continue;
@@ -847,6 +989,55 @@ LoadResult parse_rules_text(std::string_view text, const std::string& file,
   return out;
 }
 
+namespace {
+
+std::string cap_text() { return std::to_string(kMaxRuleFileBytes >> 20) + " MiB"; }
+
+// Why a file could not be read, as Go words it ("permission denied", "no such file or
+// directory", "is a directory").
+std::string errno_text(int err) {
+  std::string text = std::generic_category().message(err);
+  if (!text.empty()) text[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(text[0])));
+  return text;
+}
+
+// Reads at most kMaxRuleFileBytes of a file; more is an error naming the cap.
+std::optional<std::string> read_capped(const std::string& name, LoadResult& out) {
+  errno = 0;
+  std::FILE* f = std::fopen(name.c_str(), "rb");
+  if (f == nullptr) {
+    out.errors.emplace_back(name + ": failed to read file: " + errno_text(errno));
+    return std::nullopt;
+  }
+  struct Close {
+    std::FILE* f;
+    ~Close() { std::fclose(f); }
+  } close{f};
+  std::string data;
+  char buf[65536];
+  for (;;) {
+    const size_t got = std::fread(buf, 1, sizeof buf, f);
+    if (got > 0) {
+      if (data.size() + got > kMaxRuleFileBytes) {
+        out.errors.emplace_back(name + ": rule file too large: over " + cap_text() +
+                                " (the cap on one rule file)");
+        return std::nullopt;
+      }
+      data.append(buf, got);
+    }
+    if (got < sizeof buf) {
+      if (std::ferror(f) != 0) {
+        out.errors.emplace_back(name + ": failed to read file: " + errno_text(errno));
+        return std::nullopt;
+      }
+      break;
+    }
+  }
+  return data;
+}
+
+}  // namespace
+
 LoadResult load_rules(const LoadOptions& options) {
   namespace fs = std::filesystem;
   LoadResult out;
@@ -871,6 +1062,10 @@ LoadResult load_rules(const LoadOptions& options) {
         out.errors.emplace_back(name + ": failed to fetch: " + body.error().message);
         return std::nullopt;
       }
+      if (body->size() > kMaxRuleFileBytes) {
+        out.errors.emplace_back(name + ": rule file too large: over " + cap_text());
+        return std::nullopt;
+      }
       return std::move(*body);
     }
     std::error_code ec;
@@ -879,14 +1074,7 @@ LoadResult load_rules(const LoadOptions& options) {
                               name + "/*.yml)");
       return std::nullopt;
     }
-    std::ifstream in(name, std::ios::binary);
-    if (!in) {
-      out.errors.emplace_back(name + ": failed to read file: cannot open");
-      return std::nullopt;
-    }
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return std::move(ss).str();
+    return read_capped(name, out);
   };
 
   for (const std::string& raw : options.paths) {

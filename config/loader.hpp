@@ -8,6 +8,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <functional>
 #include <optional>
 #include <string>
@@ -26,6 +27,11 @@ using TemplateCheck = std::function<std::optional<core::Error>(std::string_view 
 using UrlFetch = std::function<core::Result<std::string>(const std::string& url)>;
 // Looks up an environment variable for `%{NAME}` expansion.
 using EnvLookup = std::function<std::optional<std::string>(std::string_view name)>;
+
+// The largest rule file (or http(s) rule body) the loader reads: 32 MiB. The largest file in
+// the public rule corpus is under 1 MiB; the cap keeps `-rule=/dev/zero` or a runaway generator
+// from taking the daemon's memory.
+inline constexpr size_t kMaxRuleFileBytes = size_t{32} << 20;
 
 struct LoadOptions {
   std::vector<std::string> paths;  // -rule values: paths, doublestar globs, fs://, http(s)://
