@@ -90,7 +90,7 @@ config::LoadOptions load_options(const Flags& flags, const templates::TemplateSe
     req.method = "GET";
     req.url = url;
     req.timeout = std::chrono::seconds(30);
-    req.max_response_bytes = 64u << 20;
+    req.max_response_bytes = config::kMaxRuleFileBytes;
     auto resp = net::fetch_blocking(std::move(req));
     if (!resp) return core::fail(resp.error());
     if (resp->status != 200) {
@@ -345,7 +345,7 @@ int dry_run(const Flags& flags) {
     std::fprintf(stderr, "-dryRun: %zu error(s) found\n", errors);
     return 1;
   }
-  std::fprintf(stderr, "-dryRun: %zu group(s) with %zu rule(s) in %zu file(s) are valid\n",
+  std::fprintf(stdout, "-dryRun: %zu group(s) with %zu rule(s) in %zu file(s) are valid\n",
                loaded.groups.size(), count_rules(loaded.groups), loaded.files.size());
   return 0;
 }
