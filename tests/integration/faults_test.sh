@@ -42,6 +42,11 @@ expect_rc 0 "-reloadAuthKey string" --help
 
 # -dryRun.
 expect_rc 0 "are valid" -dryRun -rule="$ROOT/deploy/examples/rules.yml"
+# The success line goes to stdout; errors stay on stderr.
+"$ALERTD" -dryRun -rule="$ROOT/deploy/examples/rules.yml" 2>/dev/null | grep -qF "are valid" ||
+  fail "-dryRun's success line is not on stdout"
+expect_rc 1 "/dev/zero: rule file too large: over 32 MiB" -dryRun -rule=/dev/zero
+expect_rc 1 "no such file or directory" -dryRun -rule="$T/missing.yml"
 cat >"$T/bad.yml" <<'YML'
 groups:
   - name: g
