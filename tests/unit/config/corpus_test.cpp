@@ -10,6 +10,7 @@
 #include "config/loader.hpp"
 #include "config/promql.hpp"
 #include "fake_template_check.hpp"
+#include "tests/shared_data.hpp"
 
 #ifdef ALERTD_REAL_TEMPLATE_CHECK
 #include "rules/template.hpp"
@@ -110,7 +111,8 @@ std::vector<std::string> corpus_files() {
 
 }  // namespace
 
-TEST_CASE("every corpus file loads or fails as vmalert does", "[config][corpus]") {
+TEST_CASE("every corpus file loads or fails as vmalert does", "[config][corpus][shared]") {
+  ALERTD_NEEDS_SHARED(ALERTD_RULES_CORPUS);
   const auto files = corpus_files();
   REQUIRE(files.size() == 60);
   int loaded = 0;
@@ -153,7 +155,8 @@ TEST_CASE("every corpus file loads or fails as vmalert does", "[config][corpus]"
   CHECK(loaded + refused == 60);
 }
 
-TEST_CASE("corpus group and rule counts", "[config][corpus]") {
+TEST_CASE("corpus group and rule counts", "[config][corpus][shared]") {
+  ALERTD_NEEDS_SHARED(ALERTD_RULES_CORPUS);
   struct Count {
     const char* file;
     size_t groups;
@@ -182,7 +185,8 @@ TEST_CASE("corpus group and rule counts", "[config][corpus]") {
 }
 
 TEST_CASE("the expression checker accepts every corpus expression of type prometheus",
-          "[config][corpus][promql]") {
+          "[config][corpus][promql][shared]") {
+  ALERTD_NEEDS_SHARED(ALERTD_RULES_CORPUS);
   size_t checked = 0;
   for (const auto& rel : corpus_files()) {
     if (rel.find("/bad/") != std::string::npos) continue;
@@ -205,7 +209,9 @@ TEST_CASE("the expression checker accepts every corpus expression of type promet
   CHECK(checked > 700);
 }
 
-TEST_CASE("the expression checker rejects the corpus's broken expression", "[config][corpus]") {
+TEST_CASE("the expression checker rejects the corpus's broken expression",
+          "[config][corpus][shared]") {
+  ALERTD_NEEDS_SHARED(ALERTD_RULES_CORPUS);
   const auto err = config::check_promql("vm_rows{ > 0");
   REQUIRE(err.has_value());
   CHECK(err->to_string() == "1:10: unexpected token \">\" in label matching; want label name");

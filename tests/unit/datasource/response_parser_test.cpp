@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/shared_data.hpp"
+
 namespace {
 
 using datasource::InstantParser;
@@ -361,7 +363,8 @@ TEST_CASE("a reused parser and result keep interned names and reset state", "[da
 }
 
 TEST_CASE("vmalert's instant_response.json parses whole and chunked to 219 series",
-          "[datasource][parser]") {
+          "[datasource][parser][shared]") {
+  ALERTD_NEEDS_SHARED(ALERTD_INSTANT_RESPONSE_JSON);
   const std::string array = read_file(ALERTD_INSTANT_RESPONSE_JSON);
   REQUIRE(array.size() > 80000);
   const std::string body = envelope(array);

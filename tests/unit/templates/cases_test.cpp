@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/shared_data.hpp"
+
 #include "core/duration.hpp"
 #include "core/time.hpp"
 #include "rules/go_fmt.hpp"
@@ -85,7 +87,8 @@ TEST_CASE("error tail rule", "[templates]") {
         "function \"x\" not defined");
 }
 
-TEST_CASE("every template_cases.json row renders like vmalert", "[templates][cases]") {
+TEST_CASE("every template_cases.json row renders like vmalert", "[templates][cases][shared]") {
+  ALERTD_NEEDS_SHARED(ALERTD_TEMPLATE_CASES);
   const std::string json = read_file(ALERTD_TEMPLATE_CASES);
   REQUIRE_FALSE(json.empty());
   rapidjson::Document doc;

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/shared_data.hpp"
+
 #include "rules/template.hpp"
 
 namespace {
@@ -49,7 +51,9 @@ void collect(const std::filesystem::path& file, std::vector<Value>& out) {
 
 }  // namespace
 
-TEST_CASE("every corpus template parses and renders on sample data", "[templates][corpus]") {
+TEST_CASE("every corpus template parses and renders on sample data",
+          "[templates][corpus][shared]") {
+  ALERTD_NEEDS_SHARED(ALERTD_CORPUS_RULES);
   std::vector<Value> values;
   for (const auto& e : std::filesystem::recursive_directory_iterator(ALERTD_CORPUS_RULES)) {
     if (e.is_regular_file() && (e.path().extension() == ".yml" || e.path().extension() == ".yaml")) {
