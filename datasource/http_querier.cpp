@@ -1,5 +1,6 @@
-// HttpQuerier: builds vmalert's instant-query request, streams the response into an
-// InstantParser and turns failures into vmalert's error texts.
+// HttpQuerier: builds vmalert's instant-query request (and, for replay, its range-query
+// request), streams the response into an InstantParser and turns failures into vmalert's error
+// texts.
 #include "datasource/http_querier.hpp"
 
 #include <map>
@@ -14,7 +15,7 @@ namespace datasource {
 
 namespace {
 
-// Placeholder value for the args filled per query (query, time).
+// Placeholder value for the args filled per query (query, time; start and end for ranges).
 constexpr std::string_view kPerQuery = "\x01";
 
 std::string_view trim(std::string_view s) {
@@ -75,6 +76,7 @@ struct HttpQuerierFactory::Shared {
   net::Transport* client = nullptr;
   HttpQuerierOptions options;
   std::string endpoint;  // scheme://host/path/api/v1/query, userinfo kept (net sends it)
+  std::string range_endpoint;  // the same with /api/v1/query_range
   Params base_params;    // the -datasource.url's own query args
   net::Headers headers;  // Content-Type, Authorization, -datasource.headers
 };
@@ -83,21 +85,48 @@ namespace {
 
 using Shared = HttpQuerierFactory::Shared;
 
-// One part of the query string: fixed text, or the per-query `query` / `time` value.
+// One part of the query string: fixed text, or a per-query value (query, time, start, end).
 struct Part {
-  enum class Kind { fixed, query, time };
+  enum class Kind { fixed, query, time, start, end };
   Kind kind;
-  std::string text;  // fixed: "k=v&k2=v2"; query/time: "query=" / "time="
+  std::string text;  // fixed: "k=v&k2=v2"
+};
+
+Part::Kind per_query_kind(std::string_view key) {
+  if (key == "query") return Part::Kind::query;
+  if (key == "start") return Part::Kind::start;
+  if (key == "end") return Part::Kind::end;
+  return Part::Kind::time;
+}
+
+// The per-query values of one request.
+struct Args {
+  std::string_view expr;
+  std::string_view time;
+  std::string_view start;
+  std::string_view end;
 };
 
 class State : public std::enable_shared_from_this<State> {
  public:
-  State(std::shared_ptr<const Shared> shared, const QuerierParams& params)
-      : shared_(std::move(shared)) {
+  // range: /api/v1/query_range for replay, as vmalert's: start, end, step = the group
+  // interval in whole seconds (not -datasource.queryStep), nocache=1 (VictoriaMetrics would
+  // otherwise align the range to its cache), group params still override.
+  State(std::shared_ptr<const Shared> shared, const QuerierParams& params, bool range = false)
+      : shared_(std::move(shared)), range_(range) {
     const HttpQuerierOptions& o = shared_->options;
     Params q = shared_->base_params;
-    q["time"] = {std::string(kPerQuery)};
-    if (!o.disable_step_param) {
+    if (range_) {
+      q["start"] = {std::string(kPerQuery)};
+      q["end"] = {std::string(kPerQuery)};
+      q["nocache"] = {"1"};
+      if (params.eval_interval > core::Duration::zero()) {
+        q["step"] = {whole_seconds(params.eval_interval)};
+      }
+    } else {
+      q["time"] = {std::string(kPerQuery)};
+    }
+    if (!range_ && !o.disable_step_param) {
       if (o.query_step > core::Duration::zero()) {
         q["step"] = {whole_seconds(o.query_step)};
       } else if (params.eval_interval > core::Duration::zero()) {
@@ -126,9 +155,38 @@ class State : public std::enable_shared_from_this<State> {
 
   void query(std::string_view expr, core::TimePoint ts, core::QueryResult& out, QueryDone done) {
     auto call = std::make_shared<Call>();
+    call->time = core::format_rfc3339_seconds(ts);
+    send(std::move(call), expr, out, std::move(done));
+  }
+
+  void query_range(std::string_view expr, core::TimePoint start, core::TimePoint end,
+                   core::QueryResult& out, QueryDone done) {
+    auto call = std::make_shared<Call>();
+    call->start = core::format_rfc3339_seconds(start);
+    call->end = core::format_rfc3339_seconds(end);
+    send(std::move(call), expr, out, std::move(done));
+  }
+
+ private:
+  struct Call {
+    std::shared_ptr<State> state;
+    std::string expr;
+    std::string time;
+    std::string start;
+    std::string end;
+    std::string url;
+    core::QueryResult* out = nullptr;
+    QueryDone done;
+    std::unique_ptr<InstantParser> parser;
+    std::optional<core::Error> parse_error;
+
+    [[nodiscard]] Args args() const { return Args{expr, time, start, end}; }
+  };
+
+  void send(std::shared_ptr<Call> call, std::string_view expr, core::QueryResult& out,
+            QueryDone done) {
     call->state = shared_from_this();
     call->expr.assign(expr);
-    call->time = core::format_rfc3339_seconds(ts);
     call->out = &out;
     call->done = std::move(done);
     if (free_parsers_.empty()) {
@@ -141,7 +199,7 @@ class State : public std::enable_shared_from_this<State> {
 
     net::Request req;
     req.method = "POST";
-    req.url = render(parts_, call->expr, call->time);
+    req.url = render(parts_, call->args());
     req.headers = headers_;
     req.timeout = shared_->options.query_timeout;
     req.max_response_bytes = shared_->options.max_response_size;
@@ -159,18 +217,6 @@ class State : public std::enable_shared_from_this<State> {
     });
   }
 
- private:
-  struct Call {
-    std::shared_ptr<State> state;
-    std::string expr;
-    std::string time;
-    std::string url;
-    core::QueryResult* out = nullptr;
-    QueryDone done;
-    std::unique_ptr<InstantParser> parser;
-    std::optional<core::Error> parse_error;
-  };
-
   void build_parts(const Params& q, bool redact, std::vector<Part>& parts) const {
     parts.clear();
     std::string fixed;
@@ -187,7 +233,7 @@ class State : public std::enable_shared_from_this<State> {
         fixed.push_back('=');
         if (value == kPerQuery) {
           flush();
-          parts.push_back(Part{key == "query" ? Part::Kind::query : Part::Kind::time, {}});
+          parts.push_back(Part{per_query_kind(key), {}});
         } else if (redact && net::looks_secret(key)) {
           fixed.append("secret");
         } else {
@@ -198,21 +244,27 @@ class State : public std::enable_shared_from_this<State> {
     flush();
   }
 
-  std::string render(const std::vector<Part>& parts, std::string_view expr,
-                     std::string_view time) const {
+  std::string render(const std::vector<Part>& parts, const Args& a) const {
+    const std::string& endpoint = range_ ? shared_->range_endpoint : shared_->endpoint;
     std::string url;
-    url.reserve(shared_->endpoint.size() + 64 + expr.size() * 2);
-    url.append(shared_->endpoint).push_back('?');
+    url.reserve(endpoint.size() + 64 + a.expr.size() * 2);
+    url.append(endpoint).push_back('?');
     for (const Part& p : parts) {
       switch (p.kind) {
         case Part::Kind::fixed:
           url.append(p.text);
           break;
         case Part::Kind::query:
-          net::append_query_escaped(url, expr);
+          net::append_query_escaped(url, a.expr);
           break;
         case Part::Kind::time:
-          net::append_query_escaped(url, time);
+          net::append_query_escaped(url, a.time);
+          break;
+        case Part::Kind::start:
+          net::append_query_escaped(url, a.start);
+          break;
+        case Part::Kind::end:
+          net::append_query_escaped(url, a.end);
           break;
       }
     }
@@ -221,7 +273,7 @@ class State : public std::enable_shared_from_this<State> {
 
   [[nodiscard]] std::string display_url(const Call& call) const {
     if (display_parts_.empty()) return net::redact_url(call.url);
-    return net::redact_url(render(display_parts_, call.expr, call.time));
+    return net::redact_url(render(display_parts_, call.args()));
   }
 
   // A parser error: the datasource's own "status":"error" answer (structured, from
@@ -256,7 +308,11 @@ class State : public std::enable_shared_from_this<State> {
                         core::ErrorKind::http_status, r->status};
     } else if (auto f = call.parser->finish(); !f) {
       err = parse_failure(*call.parser, f.error(), display_url(call));
-    } else if (call.out->type != core::ResultType::vector &&
+    } else if (range_ && call.out->type != core::ResultType::matrix) {
+      err = core::Error{"error parsing prometheus metrics for " + display_url(call) +
+                            ": unexpected result type for a range query (want matrix)",
+                        core::ErrorKind::bad_response};
+    } else if (!range_ && call.out->type != core::ResultType::vector &&
                call.out->type != core::ResultType::scalar) {
       const char* name = call.out->type == core::ResultType::matrix ? "matrix" : "string";
       err = core::Error{"error parsing prometheus metrics for " + display_url(call) +
@@ -269,6 +325,7 @@ class State : public std::enable_shared_from_this<State> {
   }
 
   std::shared_ptr<const Shared> shared_;
+  bool range_ = false;
   std::vector<Part> parts_;
   std::vector<Part> display_parts_;  // with secret-looking args hidden; empty = same as parts_
   bool secret_args_ = false;
@@ -290,17 +347,41 @@ class HttpQuerier final : public Querier {
   std::shared_ptr<State> state_;
 };
 
+class HttpRangeQuerier final : public RangeQuerier {
+ public:
+  explicit HttpRangeQuerier(std::shared_ptr<State> state) : state_(std::move(state)) {}
+
+  /* RangeQuerier */
+  void query_range(std::string_view expr, core::TimePoint start, core::TimePoint end,
+                   core::QueryResult& out, QueryDone done) override {
+    state_->query_range(expr, start, end, out, std::move(done));
+  }
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
+core::Error unsupported_type(const std::string& type) {
+  return core::Error{"datasource type \"" + type +
+                         "\" is not supported by alertd (only \"prometheus\")",
+                     core::ErrorKind::bad_config};
+}
+
 // Datasource types alertd does not speak yet fail every query with a clear message.
-class UnsupportedQuerier final : public Querier {
+class UnsupportedQuerier final : public Querier, public RangeQuerier {
  public:
   explicit UnsupportedQuerier(std::string type) : type_(std::move(type)) {}
 
   /* Querier */
   void query(std::string_view, core::TimePoint, core::QueryResult& out, QueryDone done) override {
     out.clear();
-    done(core::Error{"datasource type \"" + type_ +
-                         "\" is not supported by alertd (only \"prometheus\")",
-                     core::ErrorKind::bad_config});
+    done(unsupported_type(type_));
+  }
+  /* RangeQuerier */
+  void query_range(std::string_view, core::TimePoint, core::TimePoint, core::QueryResult& out,
+                   QueryDone done) override {
+    out.clear();
+    done(unsupported_type(type_));
   }
 
  private:
@@ -324,6 +405,7 @@ core::Result<std::unique_ptr<HttpQuerierFactory>> HttpQuerierFactory::create(
   shared->endpoint.assign(path);
   if (options.append_type_prefix) shared->endpoint.append("/prometheus");
   shared->endpoint.append("/api/v1/query");
+  shared->range_endpoint = shared->endpoint + "_range";
   if (auto parsed = net::parse_url(shared->endpoint); !parsed) return core::fail(parsed.error());
 
   shared->headers.emplace_back("Content-Type", "application/json");
@@ -366,6 +448,13 @@ std::unique_ptr<Querier> HttpQuerierFactory::build(const QuerierParams& params) 
     return std::make_unique<UnsupportedQuerier>(params.type);
   }
   return std::make_unique<HttpQuerier>(std::make_shared<State>(shared_, params));
+}
+
+std::unique_ptr<RangeQuerier> HttpQuerierFactory::build_range(const QuerierParams& params) {
+  if (params.type != "prometheus" && !params.type.empty()) {
+    return std::make_unique<UnsupportedQuerier>(params.type);
+  }
+  return std::make_unique<HttpRangeQuerier>(std::make_shared<State>(shared_, params, true));
 }
 
 }  // namespace datasource

@@ -26,6 +26,10 @@
 // is enforced by the transport the caller builds (net::HttpClient: ClientOptions::max_concurrent);
 // the TLS options (-datasource.tls*) live there too. Timeouts, retries and keep-alive are the
 // transport's.
+//
+// Range queries (replay, build_range): POST <url>[/prometheus]/api/v1/query_range with `start`
+// and `end` (RFC 3339, seconds), `step` = the group interval in whole seconds, `nocache=1`,
+// round_digits and the group params as above; the answer must be a matrix.
 #pragma once
 
 #include <chrono>
@@ -75,7 +79,7 @@ struct HttpQuerierOptions {
 // its position but not its content (values may be secrets).
 core::Result<net::Headers> parse_header_list(std::string_view list);
 
-class HttpQuerierFactory final : public QuerierFactory {
+class HttpQuerierFactory final : public QuerierFactory, public RangeQuerierFactory {
  public:
   // Validates the options (URL, header list, one auth method). `client` must outlive the
   // factory and every querier it builds.
@@ -85,6 +89,8 @@ class HttpQuerierFactory final : public QuerierFactory {
 
   /* QuerierFactory */
   std::unique_ptr<Querier> build(const QuerierParams& params) override;
+  /* RangeQuerierFactory */
+  std::unique_ptr<RangeQuerier> build_range(const QuerierParams& params) override;
 
   struct Shared;
 

@@ -46,4 +46,21 @@ class QuerierFactory {
   virtual std::unique_ptr<Querier> build(const QuerierParams& params) = 0;
 };
 
+// Range queries (/api/v1/query_range), for replay (vmalert.md §8): `expr` evaluated at
+// start, start + step, ... up to end, with step = the group's evaluation interval in whole
+// seconds. Fills `out` (resultType must be matrix; cleared first) and calls `done` as
+// Querier::query does. `out` must stay alive until `done` runs.
+class RangeQuerier {
+ public:
+  virtual ~RangeQuerier() = default;
+  virtual void query_range(std::string_view expr, core::TimePoint start, core::TimePoint end,
+                           core::QueryResult& out, QueryDone done) = 0;
+};
+
+class RangeQuerierFactory {
+ public:
+  virtual ~RangeQuerierFactory() = default;
+  virtual std::unique_ptr<RangeQuerier> build_range(const QuerierParams& params) = 0;
+};
+
 }  // namespace datasource

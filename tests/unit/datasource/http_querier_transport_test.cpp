@@ -98,3 +98,53 @@ TEST_CASE("querier over a fake transport: close() cancels pending queries",
   REQUIRE(got->has_value());
   CHECK_THAT((*got)->message, Catch::Contains("client is closed"));
 }
+
+TEST_CASE("range querier: query_range request and matrix result", "[datasource][transport]") {
+  fakes::FakeTransport transport;
+  datasource::HttpQuerierOptions o;
+  o.url = "http://ds.example:8428/?extra_label=env%3Dprod";
+  auto f = datasource::HttpQuerierFactory::create(transport, o);
+  REQUIRE(f.has_value());
+  datasource::QuerierParams params;
+  params.eval_interval = std::chrono::seconds(30);
+  auto q = (*f)->build_range(params);
+  transport.respond_with(
+      200,
+      R"({"status":"success","data":{"resultType":"matrix","result":[{"metric":{"job":"a"},)"
+      R"("values":[[1796208375,"1"],[1796208405,"2"]]}]}})");
+  core::QueryResult out;
+  std::optional<std::optional<core::Error>> got;
+  q->query_range("up", kTs, kTs + std::chrono::seconds(30), out,
+                 [&](std::optional<core::Error> e) { got = std::move(e); });
+  CHECK(transport.complete_all() == 1);
+  REQUIRE(got.has_value());
+  CHECK_FALSE(got->has_value());
+  REQUIRE(transport.requests.size() == 1);
+  // vmalert's replay request: start/end in RFC 3339, step = the group interval, nocache=1.
+  CHECK(transport.requests[0].url ==
+        "http://ds.example:8428/api/v1/query_range?end=2026-12-02T10%3A46%3A45Z&"
+        "extra_label=env%3Dprod&nocache=1&query=up&start=2026-12-02T10%3A46%3A15Z&step=30s");
+  REQUIRE(out.size() == 1);
+  REQUIRE(out.samples(0).size() == 2);
+  CHECK(out.samples(0)[1].timestamp_ms == 1796208405000);
+  CHECK(out.samples(0)[1].value == 2.0);
+}
+
+TEST_CASE("range querier: an instant answer to a range query is an error",
+          "[datasource][transport]") {
+  fakes::FakeTransport transport;
+  datasource::HttpQuerierOptions o;
+  o.url = "http://ds.example:8428";
+  auto f = datasource::HttpQuerierFactory::create(transport, o);
+  REQUIRE(f.has_value());
+  auto q = (*f)->build_range({});
+  transport.respond_with(200, kVector);
+  core::QueryResult out;
+  std::optional<std::optional<core::Error>> got;
+  q->query_range("up", kTs, kTs, out, [&](std::optional<core::Error> e) { got = std::move(e); });
+  CHECK(transport.complete_all() == 1);
+  REQUIRE(got.has_value());
+  REQUIRE(got->has_value());
+  CHECK((*got)->kind == core::ErrorKind::bad_response);
+  CHECK_THAT((*got)->message, Catch::Contains("want matrix"));
+}
