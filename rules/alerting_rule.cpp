@@ -235,13 +235,7 @@ core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, cor
   stats.samples = result.size();
   stats.series_fetched = result.series_fetched;
 
-  RuleUpdate upd;
-  upd.time = info.started;
-  upd.at = ts;
-  upd.duration = info.duration;
-  upd.samples = result.size();
-  upd.series_fetched = result.series_fetched;
-  upd.curl = info.curl;
+  RuleUpdate upd = make_update(ts, info, result);
 
   auto fail_round = [&](std::string msg) -> core::Result<ExecStats> {
     upd.error = msg;
@@ -420,13 +414,7 @@ core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, cor
 }
 
 void AlertingRule::record_error(const core::Error& err, core::TimePoint ts, const EvalInfo& info) {
-  RuleUpdate upd;
-  upd.time = info.started;
-  upd.at = ts;
-  upd.duration = info.duration;
-  upd.curl = info.curl;
-  upd.error = err.message.empty() ? std::string("unknown error") : err.message;
-  impl_->record(std::move(upd));
+  impl_->record(make_update(ts, info, err));
 }
 
 std::vector<notifier::Alert> AlertingRule::alerts_to_send(core::TimePoint now,

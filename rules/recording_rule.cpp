@@ -59,13 +59,7 @@ core::Result<ExecStats> RecordingRule::apply(const core::QueryResult& result, co
   ExecStats stats;
   stats.samples = result.size();
   stats.series_fetched = result.series_fetched;
-  RuleUpdate upd;
-  upd.time = info.started;
-  upd.at = ts;
-  upd.duration = info.duration;
-  upd.samples = result.size();
-  upd.series_fetched = result.series_fetched;
-  upd.curl = info.curl;
+  RuleUpdate upd = make_update(ts, info, result);
   auto fail_round = [&](std::string msg) -> core::Result<ExecStats> {
     upd.error = msg;
     s.record(std::move(upd));
@@ -119,13 +113,7 @@ core::Result<ExecStats> RecordingRule::apply(const core::QueryResult& result, co
 
 void RecordingRule::record_error(const core::Error& err, core::TimePoint ts,
                                  const EvalInfo& info) {
-  RuleUpdate upd;
-  upd.time = info.started;
-  upd.at = ts;
-  upd.duration = info.duration;
-  upd.curl = info.curl;
-  upd.error = err.message.empty() ? std::string("unknown error") : err.message;
-  impl_->record(std::move(upd));
+  impl_->record(make_update(ts, info, err));
 }
 
 void RecordingRule::update_from(Rule&& newer) {

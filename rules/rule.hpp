@@ -54,6 +54,30 @@ struct ExecStats {
   std::optional<core::Error> template_error;
 };
 
+// The update-history entry of one evaluation at ts (both rule kinds): when it ran, how long it
+// took, the request; with the query's result counted, or failed with err.
+[[nodiscard]] inline RuleUpdate make_update(core::TimePoint ts, const EvalInfo& info) {
+  RuleUpdate u;
+  u.time = info.started;
+  u.at = ts;
+  u.duration = info.duration;
+  u.curl = info.curl;
+  return u;
+}
+[[nodiscard]] inline RuleUpdate make_update(core::TimePoint ts, const EvalInfo& info,
+                                            const core::QueryResult& result) {
+  RuleUpdate u = make_update(ts, info);
+  u.samples = result.size();
+  u.series_fetched = result.series_fetched;
+  return u;
+}
+[[nodiscard]] inline RuleUpdate make_update(core::TimePoint ts, const EvalInfo& info,
+                                            const core::Error& err) {
+  RuleUpdate u = make_update(ts, info);
+  u.error = err.message.empty() ? std::string("unknown error") : err.message;
+  return u;
+}
+
 // A copy of one alert for the API and /metrics.
 struct AlertView {
   uint64_t id = 0;
