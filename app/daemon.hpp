@@ -13,4 +13,9 @@ namespace app {
 // -dryRun: loads and validates, prints every error to stderr; exit code as vmalert's.
 [[nodiscard]] int dry_run(const Flags& flags);
 
+// -replay.timeFrom (or -replay.timeTo) set: backfills the rules over the time range through
+// remote write and exits (app/replay.hpp): 0 when every range was replayed and every row
+// delivered, 1 otherwise.
+[[nodiscard]] int replay(const Flags& flags);
+
 }  // namespace app

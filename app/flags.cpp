@@ -264,6 +264,36 @@ const std::vector<FlagDef>& flag_defs() {
          f.logger_format = v;
          return std::string();
        }},
+      {"replay.timeFrom", Kind::string, "",
+       "The time filter in RFC3339 format to start the replay from, e.g. "
+       "'2020-01-01T20:07:00Z'. Setting it runs the replay (backfill) mode instead of the daemon.",
+       STR(replay_time_from)},
+      {"replay.timeTo", Kind::string, "",
+       "The time filter in RFC3339 format to finish the replay by, e.g. '2020-01-01T20:07:00Z'. "
+       "By default, is set to the current time.",
+       STR(replay_time_to)},
+      {"replay.rulesDelay", Kind::duration, "1s",
+       "Delay after each rule within the group during the replay, so chained rules read what "
+       "the previous one wrote. Keep it equal or bigger than -remoteWrite.flushInterval.",
+       DUR(replay_rules_delay)},
+      {"replay.maxDatapointsPerQuery", Kind::integer, "1000",
+       "Max number of data points expected in one request: each /query_range request of the "
+       "replay covers at most this many group intervals.",
+       INT(replay_max_datapoints)},
+      {"replay.ruleRetryAttempts", Kind::integer, "5",
+       "How many attempts to make for one range request before giving up on the rule.",
+       INT(replay_rule_retry_attempts)},
+      {"replay.ruleEvaluationConcurrency", Kind::integer, "1",
+       "The maximum number of concurrent /query_range requests when replaying a recording rule "
+       "(alerting rules always run one range at a time).",
+       INT(replay_rule_evaluation_concurrency)},
+      {"replay.continueWithExecutionErr", Kind::boolean, "false",
+       "Skip a range whose every attempt failed and go on with the replay (the summary lists "
+       "them and the exit code is non-zero) instead of stopping.",
+       BOOL(replay_continue_with_execution_err)},
+      {"replay.disableProgressBar", Kind::boolean, "false",
+       "Whether to disable rendering progress bars during the replay.",
+       BOOL(replay_disable_progress_bar)},
       {"dryRun", Kind::boolean, "false",
        "Load and validate the rules, print every error and exit (non-zero on errors).",
        BOOL(dry_run)},

@@ -90,6 +90,16 @@ struct Flags {
   std::string logger_output = "stderr";
   // -reloadAuthKey: when set, /-/reload needs ?authKey=<it> (see app/auth.hpp).
   std::string reload_auth_key;
+  // Replay (backfill) mode, vmalert.md §8.
+  std::string replay_time_from;  // RFC 3339; set = replay mode
+  std::string replay_time_to;    // RFC 3339; empty = now
+  core::Duration replay_rules_delay = std::chrono::seconds(1);
+  int replay_max_datapoints = 1000;
+  int replay_rule_retry_attempts = 5;
+  int replay_rule_evaluation_concurrency = 1;
+  bool replay_continue_with_execution_err = false;
+  bool replay_disable_progress_bar = false;
+
   bool dry_run = false;
   bool version = false;
   bool help = false;

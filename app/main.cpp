@@ -27,5 +27,6 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (flags.dry_run) return app::dry_run(flags);
+  if (!flags.replay_time_from.empty() || !flags.replay_time_to.empty()) return app::replay(flags);
   return app::run(flags);
 }
