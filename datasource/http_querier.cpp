@@ -203,6 +203,7 @@ class State : public std::enable_shared_from_this<State> {
     req.headers = headers_;
     req.timeout = shared_->options.query_timeout;
     req.max_response_bytes = shared_->options.max_response_size;
+    req.accept_gzip = true;  // as vmalert (Go's transport); inflated chunk by chunk into the parser
     req.on_body_chunk = [call](std::string_view chunk) -> std::optional<core::Error> {
       auto r = call->parser->feed(chunk);
       if (r) return std::nullopt;

@@ -21,6 +21,7 @@
 #include <unordered_set>
 
 #include "net/asio.hpp"
+#include "net/gzip.hpp"
 #include "net/url.hpp"
 
 namespace net {
@@ -463,10 +464,13 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
     }
     msg.set(http::field::user_agent, "alertd");
     bool has_auth = false;
+    bool has_accept_encoding = false;
     for (const auto& [name, value] : req.headers) {
       if (beast::iequals(name, "authorization")) has_auth = true;
+      if (beast::iequals(name, "accept-encoding")) has_accept_encoding = true;
       msg.insert(name, value);
     }
+    if (req.accept_gzip && !has_accept_encoding) msg.set(http::field::accept_encoding, "gzip");
     if (!has_auth && !url.userinfo.empty()) {
       msg.set(http::field::authorization, basic_auth_from_userinfo(url.userinfo));
     }
@@ -516,6 +520,24 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
       co_return resp;
     }
     const bool stream_body = req.on_body_chunk && success;
+    // A gzip answer to accept_gzip is inflated on the way; the cap then also counts inflated
+    // bytes (an error answer is cut at the cap, as uncompressed ones are).
+    std::optional<GzipInflater> gunzip;
+    if (req.accept_gzip && verb != http::verb::head) {
+      const auto ce = parser.get().find(http::field::content_encoding);
+      if (ce != parser.get().end() && is_gzip_encoding(ce->value())) {
+        gunzip.emplace(cap);
+        std::erase_if(resp.headers, [](const auto& h) {
+          return beast::iequals(h.first, "content-encoding") ||
+                 beast::iequals(h.first, "content-length");
+        });
+      }
+    }
+    const auto deliver = [&](std::string_view piece) -> std::optional<core::Error> {
+      if (stream_body) return req.on_body_chunk(piece);
+      resp.body.append(piece);
+      return std::nullopt;
+    };
     std::array<char, kReadChunk> buf;
     while (!parser.is_done()) {
       parser.get().body().data = buf.data();
@@ -526,10 +548,13 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
       const size_t n = buf.size() - parser.get().body().size;
       if (n != 0) {
         const std::string_view chunk(buf.data(), n);
-        if (stream_body) {
-          if (auto err = req.on_body_chunk(chunk)) co_return core::fail(std::move(*err));
-        } else {
-          resp.body.append(chunk);
+        if (gunzip) {
+          if (auto r = gunzip->feed(chunk, deliver); !r) {
+            if (r.error().kind == core::ErrorKind::too_large && !success) co_return resp;
+            co_return core::fail(r.error());
+          }
+        } else if (auto err = deliver(chunk)) {
+          co_return core::fail(std::move(*err));
         }
       }
       if (ec == http::error::body_limit) {
@@ -540,6 +565,9 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
         if (ec == beast::error::timeout) co_return timed_out();
         co_return core::fail("read response body: " + lower_message(ec), io_error_kind(ec));
       }
+    }
+    if (gunzip) {
+      if (auto r = gunzip->finish(); !r) co_return core::fail(r.error());
     }
     state.keep_alive = parser.keep_alive();
     co_return resp;

@@ -52,6 +52,12 @@ struct Request {
   // request and is returned to the handler. Other statuses are collected into Response::body
   // (capped) so callers can report them.
   std::function<std::optional<core::Error>(std::string_view chunk)> on_body_chunk;
+  // Ask for a compressed answer (`Accept-Encoding: gzip`, unless `headers` has one) and, when
+  // it comes with `Content-Encoding: gzip`, inflate it chunk by chunk before on_body_chunk /
+  // Response::body, as Go's http.Transport does. max_response_bytes then caps the inflated
+  // bytes as well as the bytes on the wire (a gzip bomb fails with too_large), and the
+  // Content-Encoding and Content-Length fields are dropped from Response::headers.
+  bool accept_gzip = false;
 };
 
 struct Response {

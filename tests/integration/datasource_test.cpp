@@ -2,10 +2,15 @@
 // (which passes the coordinates in ALERTD_IT_* variables). Data: promtool backfill from
 // T0 = 1700000000; at T0 + 1 h temperature_celsius is 20 (instance 9001) and 40 (9002).
 #include <catch2/catch.hpp>
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
+#include <map>
 
 #include "datasource/http_querier.hpp"
+#include "datasource/response_parser.hpp"
 #include "net/asio.hpp"
+#include "net/gzip.hpp"
 #include "net/http_client.hpp"
 
 namespace {
@@ -161,4 +166,90 @@ TEST_CASE("HTTPS with the test CA, and a server name mismatch fails", "[integrat
     REQUIRE(e.has_value());
     CHECK_THAT(e->message, Catch::Contains("certificate"));
   }
+}
+
+TEST_CASE("Prometheus gzips when asked; the querier inflates it into the parser",
+          "[integration][datasource][gzip]") {
+  // The auth instance's URL with the credentials as userinfo (net turns them into basic auth).
+  std::string url = env("ALERTD_IT_AUTH_URL");
+  url.insert(url.find("://") + 3, env("ALERTD_IT_USER") + ":" + env("ALERTD_IT_PASSWORD") + "@");
+  url += "/api/v1/query?query=temperature_celsius%5B3h%5D&time=1700010000";
+  asio::io_context ioc;
+  net::HttpClient client(ioc, {});
+  const auto fetch = [&](net::Request req) {
+    std::optional<core::Result<net::Response>> got;
+    client.send(std::move(req), [&](core::Result<net::Response> r) { got = std::move(r); });
+    const auto end = std::chrono::steady_clock::now() + 20s;
+    while (!got && std::chrono::steady_clock::now() < end) ioc.run_one_for(10ms);
+    REQUIRE(got.has_value());
+    return std::move(*got);
+  };
+  const auto header = [](const net::Response& r, std::string_view name) -> std::string {
+    for (const auto& [n, v] : r.headers) {
+      if (n.size() == name.size() && std::equal(n.begin(), n.end(), name.begin(), [](char a, char b) {
+            return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+          })) {
+        return v;
+      }
+    }
+    return "";
+  };
+
+  // Our own Accept-Encoding without accept_gzip: the compressed bytes come back untouched.
+  net::Request raw;
+  raw.method = "GET";
+  raw.url = url;
+  raw.headers = {{"Accept-Encoding", "gzip"}};
+  auto compressed = fetch(raw);
+  REQUIRE(compressed.has_value());
+  REQUIRE(compressed->status == 200);
+  CHECK(header(*compressed, "Content-Encoding") == "gzip");
+  REQUIRE(compressed->body.size() > 2);
+  CHECK(static_cast<unsigned char>(compressed->body[0]) == 0x1f);
+  CHECK(static_cast<unsigned char>(compressed->body[1]) == 0x8b);
+  std::string inflated;
+  net::GzipInflater g(size_t{1} << 30);
+  REQUIRE(g.feed(compressed->body, [&](std::string_view p) {
+    inflated.append(p);
+    return std::optional<core::Error>{};
+  }));
+  REQUIRE(g.finish());
+  INFO("compressed " << compressed->body.size() << " bytes, inflated " << inflated.size());
+  CHECK(compressed->body.size() * 3 < inflated.size());
+
+  // accept_gzip: the same JSON, inflated by the client; the encoding fields are gone.
+  net::Request asked;
+  asked.method = "GET";
+  asked.url = url;
+  asked.accept_gzip = true;
+  auto plain = fetch(asked);
+  REQUIRE(plain.has_value());
+  CHECK(header(*plain, "Content-Encoding").empty());
+  CHECK(plain->body == inflated);
+  core::QueryResult parsed;
+  REQUIRE(datasource::parse_response(plain->body, parsed));
+  CHECK(parsed.type == core::ResultType::matrix);
+  REQUIRE(parsed.size() == 2);
+  CHECK(parsed.samples(0).size() > 600);  // 15 s steps over the 3 h window
+
+  // The cap counts inflated bytes: the compressed answer fits, the JSON does not.
+  asked.max_response_bytes = inflated.size() / 2;
+  REQUIRE(compressed->body.size() < asked.max_response_bytes);
+  auto capped = fetch(asked);
+  REQUIRE_FALSE(capped.has_value());
+  CHECK(capped.error().kind == core::ErrorKind::too_large);
+  CHECK_THAT(capped.error().message, Catch::Contains("after gzip decompression"));
+
+  // Through the querier (which always asks for gzip): parsed, and capped on inflated bytes.
+  Datasource ds(auth_options());
+  REQUIRE_FALSE(ds.query("temperature_celsius").has_value());
+  CHECK(ds.out.size() == 2);
+  auto small = auth_options();
+  small.max_response_size = inflated.size() / 2;
+  Datasource capped_ds(small);
+  auto e = capped_ds.query("temperature_celsius[3h]", core::from_unix_seconds(1700010000));
+  REQUIRE(e.has_value());
+  CHECK(e->kind == core::ErrorKind::too_large);
+  CHECK_THAT(e->message, Catch::Contains("after gzip decompression"));
+  CHECK_THAT(e->message, Catch::Contains("raise -datasource.maxResponseSize"));
 }
