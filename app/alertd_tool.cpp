@@ -23,8 +23,8 @@
 
 #include "core/duration.hpp"
 #include "core/time.hpp"
-#include "rules/go_fmt.hpp"
-#include "rules/template.hpp"
+#include "templates/go_fmt.hpp"
+#include "templates/template.hpp"
 
 namespace {
 
@@ -60,7 +60,7 @@ core::Result<double> number_field(const rapidjson::Value& doc, const char* name)
   if (it == doc.MemberEnd() || it->value.IsNull()) return 0.0;
   if (it->value.IsNumber()) return it->value.GetDouble();
   if (it->value.IsString()) {
-    return rules::gofmt::parse_float(std::string_view(it->value.GetString(), it->value.GetStringLength()));
+    return templates::gofmt::parse_float(std::string_view(it->value.GetString(), it->value.GetStringLength()));
   }
   return core::fail(std::string("field \"") + name + "\" must be a number or a numeric string");
 }
@@ -77,7 +77,7 @@ void write_result(const char* key, std::string_view text) {
   std::fflush(stdout);
 }
 
-std::string render_line(const std::string& line, const rules::TemplateSet* shared, bool& ok) {
+std::string render_line(const std::string& line, const templates::TemplateSet* shared, bool& ok) {
   ok = false;
   rapidjson::Document doc;
   doc.Parse(line.c_str(), line.size());
@@ -95,7 +95,7 @@ std::string render_line(const std::string& line, const rules::TemplateSet* share
   const std::string expr = str_field(doc, "expr");
   const std::string type = str_field(doc, "type");
 
-  rules::TemplateData data;
+  templates::TemplateData data;
   data.labels = &labels;
   auto value = number_field(doc, "value");
   if (!value) return "alertd-tool: value: " + value.error().message;
@@ -125,13 +125,13 @@ std::string render_line(const std::string& line, const rules::TemplateSet* share
     data.is_partial = it->value.GetBool();
   }
 
-  std::map<std::string, std::vector<rules::QuerySample>, std::less<>> queries;
+  std::map<std::string, std::vector<templates::QuerySample>, std::less<>> queries;
   if (auto it = doc.FindMember("queries"); it != doc.MemberEnd() && it->value.IsObject()) {
     for (auto q = it->value.MemberBegin(); q != it->value.MemberEnd(); ++q) {
-      std::vector<rules::QuerySample> samples;
+      std::vector<templates::QuerySample> samples;
       if (q->value.IsArray()) {
         for (const auto& s : q->value.GetArray()) {
-          rules::QuerySample smp;
+          templates::QuerySample smp;
           if (auto l = s.FindMember("labels"); l != s.MemberEnd()) smp.labels = read_labels(l->value);
           if (auto v = s.FindMember("value"); v != s.MemberEnd() && v->value.IsNumber()) {
             smp.value = v->value.GetDouble();
@@ -143,12 +143,12 @@ std::string render_line(const std::string& line, const rules::TemplateSet* share
     }
   }
 
-  rules::TemplateEnv env;
+  templates::TemplateEnv env;
   env.external_labels = &external;
   env.external_url = external_url;
-  env.query = [&](std::string_view q) -> core::Result<std::vector<rules::QuerySample>> {
+  env.query = [&](std::string_view q) -> core::Result<std::vector<templates::QuerySample>> {
     auto it = queries.find(q);
-    if (it == queries.end()) return std::vector<rules::QuerySample>{};
+    if (it == queries.end()) return std::vector<templates::QuerySample>{};
     return it->second;
   };
   if (auto it = doc.FindMember("now"); it != doc.MemberEnd() && it->value.IsNumber()) {
@@ -162,14 +162,14 @@ std::string render_line(const std::string& line, const rules::TemplateSet* share
     };
   }
 
-  auto r = rules::render_vmalert(text, data, env, shared);
+  auto r = templates::render_vmalert(text, data, env, shared);
   if (!r) return r.error().message;
   ok = true;
   return std::move(*r);
 }
 
 int cmd_render(int argc, char** argv) {
-  std::vector<rules::TemplateSet::File> files;
+  std::vector<templates::TemplateSet::File> files;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--rule-templates" && i + 1 < argc) {
@@ -187,9 +187,9 @@ int cmd_render(int argc, char** argv) {
       return usage();
     }
   }
-  rules::TemplateSet set;
+  templates::TemplateSet set;
   if (!files.empty()) {
-    auto parsed = rules::TemplateSet::parse(files);
+    auto parsed = templates::TemplateSet::parse(files);
     if (!parsed) {
       std::fprintf(stderr, "alertd-tool: %s\n", parsed.error().message.c_str());
       return 1;

@@ -84,7 +84,7 @@ config::LoadOptions load_options(const Flags& flags, const templates::TemplateSe
   lo.validate_templates = flags.rule_validate_templates;
   lo.validate_expressions = flags.rule_validate_expressions;
   lo.check_template = [templates](std::string_view text) {
-    return rules::check_template(text, templates);
+    return templates::check_template(text, templates);
   };
   lo.fetch = [](const std::string& url) -> core::Result<std::string> {
     net::Request req;

@@ -21,7 +21,7 @@
 
 namespace config {
 
-// Checks one label/annotation template; returns the parse error (rules::check_template).
+// Checks one label/annotation template; returns the parse error (templates::check_template).
 using TemplateCheck = std::function<std::optional<core::Error>(std::string_view text)>;
 // Fetches an http(s):// `-rule` source once per load (app/ passes one built on net/).
 using UrlFetch = std::function<core::Result<std::string>(const std::string& url)>;

@@ -21,7 +21,7 @@ constexpr std::string_view kAlertsForStateMetric = "ALERTS_FOR_STATE";
 struct NamedTemplate {
   std::string name;
   std::string text;
-  Template tpl;
+  templates::Template tpl;
   bool literal = true;
 };
 
@@ -59,7 +59,7 @@ bool has_template_action(std::string_view s) {
 }
 
 core::Result<std::vector<NamedTemplate>> parse_all(const core::Labels& items, std::string_view what,
-                                                   const TemplateSet* shared,
+                                                   const templates::TemplateSet* shared,
                                                    std::string_view where) {
   std::vector<NamedTemplate> out;
   out.reserve(items.size());
@@ -69,7 +69,7 @@ core::Result<std::vector<NamedTemplate>> parse_all(const core::Labels& items, st
     nt.text = item.value;
     nt.literal = !has_template_action(item.value);
     if (!nt.literal) {
-      auto parsed = Template::parse(item.value, shared);
+      auto parsed = templates::Template::parse(item.value, shared);
       if (!parsed) {
         std::string ctx(where);
         ctx.append(": ").append(what).append(" \"").append(item.name).append("\"");
@@ -84,7 +84,8 @@ core::Result<std::vector<NamedTemplate>> parse_all(const core::Labels& items, st
 }
 
 // Renders `t` into `out` (replacing it). On error `out` holds the error text.
-bool render_into(const NamedTemplate& t, const TemplateData& data, const TemplateEnv& env,
+bool render_into(const NamedTemplate& t, const templates::TemplateData& data,
+                 const templates::TemplateEnv& env,
                  std::string& out, std::optional<core::Error>& first_error,
                  std::string_view what) {
   out.clear();
@@ -94,7 +95,7 @@ bool render_into(const NamedTemplate& t, const TemplateData& data, const Templat
   }
   auto r = t.tpl.render(data, env, out);
   if (r) return true;
-  out = vmalert_error_text(r.error());  // vmalert: "error evaluating template: ..."
+  out = templates::vmalert_error_text(r.error());  // vmalert: "error evaluating template: ..."
   if (!first_error) {
     std::string ctx = "failed to expand ";
     ctx.append(what).append(" \"").append(t.name).append("\"");
@@ -229,7 +230,8 @@ core::Result<AlertingRule> AlertingRule::create(const config::RuleSpec& rule,
 }
 
 core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, core::TimePoint ts,
-                                            const TemplateEnv& env, const EvalInfo& info) {
+                                            const templates::TemplateEnv& env,
+                                            const EvalInfo& info) {
   Impl& s = *impl_;
   ExecStats stats;
   stats.samples = result.size();
@@ -254,7 +256,7 @@ core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, cor
     e.processed.erase(kMetricName);
     e.value = result.samples(i).empty() ? 0.0 : result.value(i);
 
-    TemplateData label_data;
+    templates::TemplateData label_data;
     label_data.labels = &e.origin;
     label_data.value = e.value;
     label_data.expr = s.expr;
@@ -274,7 +276,7 @@ core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, cor
     }
     e.id = e.processed.hash_without_name();
 
-    TemplateData data;
+    templates::TemplateData data;
     data.labels = &e.origin;
     data.value = e.value;
     data.expr = s.expr;

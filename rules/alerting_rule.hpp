@@ -34,7 +34,7 @@
 #include "rules/alert.hpp"
 #include "rules/alert_history.hpp"
 #include "rules/rule.hpp"
-#include "rules/template.hpp"
+#include "templates/template.hpp"
 
 namespace rules {
 
@@ -46,7 +46,8 @@ struct RuleContext {
   core::Duration group_interval{};       // the group's effective interval
   int limit = 0;                         // group limit, else -rule.resultsLimit; 0 = none
   int update_entries_limit = 20;         // -rule.updateEntriesLimit (the rule's own wins)
-  const TemplateSet* templates = nullptr;  // -rule.templates {{define}} blocks, may be null
+  // -rule.templates {{define}} blocks, may be null
+  const templates::TemplateSet* templates = nullptr;
 };
 
 class AlertingRule final : public Rule {
@@ -65,10 +66,10 @@ class AlertingRule final : public Rule {
   // Steps 2-8 of an exec round (vmalert.md §2) for the query result at `ts`. `env` supplies the
   // template `query` function and the external labels/URL for templates; it may block.
   [[nodiscard]] core::Result<ExecStats> apply(const core::QueryResult& result, core::TimePoint ts,
-                                              const TemplateEnv& env,
+                                              const templates::TemplateEnv& env,
                                               const EvalInfo& info) override;
   [[nodiscard]] core::Result<ExecStats> apply(const core::QueryResult& result, core::TimePoint ts,
-                                              const TemplateEnv& env) {
+                                              const templates::TemplateEnv& env) {
     return apply(result, ts, env, EvalInfo{});
   }
   // The query failed: records the error (history, errors_total); alerts stay as they are.

@@ -1,4 +1,124 @@
-// SHIM (dropped when the templates/ move lands)
+// templates::Template: Go text/template, exactly as vmalert runs it for labels and annotations.
+//
+// A Template is parsed once (at rule load) and rendered many times. Rendering is pure: every
+// input, the evaluation time and the `query` function included, comes in through
+// TemplateData and TemplateEnv. Output and error texts follow vmalert's dialect (see
+// docs/templates.md for where vmalert and Prometheus differ).
 #pragma once
-#include "rules/template.hpp"
-namespace templates = rules;
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/labels.hpp"
+#include "core/time.hpp"
+
+namespace templates {
+
+// One sample returned by the template `query` function.
+struct QuerySample {
+  core::Labels labels;  // __name__ included when the datasource sends it
+  double value = 0;
+  int64_t timestamp_ms = 0;
+};
+
+// Runs an instant query at the evaluation time. Called from inside render(); it may block the
+// calling thread (the daemon renders templates that use `query` off the event loop).
+using QueryFunction = std::function<core::Result<std::vector<QuerySample>>(std::string_view)>;
+
+// The variables of vmalert's AlertTplData plus the external ones. Label templates get only
+// labels, value and expr (the rest zero), as in vmalert.
+struct TemplateData {
+  const core::Labels* labels = nullptr;  // the "origin" labels: series labels incl. __name__
+  double value = 0;
+  std::string_view expr;
+  std::string_view type = "prometheus";
+  core::Duration interval{};
+  uint64_t alert_id = 0;
+  uint64_t group_id = 0;
+  core::TimePoint active_at{};
+  core::Duration for_{};
+  bool is_partial = false;
+};
+
+struct TemplateEnv {
+  const core::Labels* external_labels = nullptr;
+  std::string_view external_url;
+  QueryFunction query;  // empty: `query` returns an error
+  // Wall clock for `now` (vmalert uses the wall clock, not the evaluation time).
+  std::function<core::TimePoint()> now;
+};
+
+class TemplateImpl;
+struct TemplateSetData;
+
+// The shared {{ define }} blocks of -rule.templates files, available to every rule value.
+// Cheap to copy (shared, immutable); Templates parsed against a set keep it alive.
+class TemplateSet {
+ public:
+  struct File {
+    std::string name;  // used in error messages, like Go's ParseFiles (the base name)
+    std::string text;
+  };
+  TemplateSet();
+  // Parses every file; a parse error names the file and line (`template: NAME:LINE: MSG`).
+  // A later file's definition of a name replaces an earlier one, as in Go.
+  [[nodiscard]] static core::Result<TemplateSet> parse(std::span<const File> files);
+  [[nodiscard]] bool empty() const;
+  [[nodiscard]] const std::shared_ptr<const TemplateSetData>& data() const { return data_; }
+
+ private:
+  std::shared_ptr<const TemplateSetData> data_;
+};
+
+class Template {
+ public:
+  Template();
+  ~Template();
+  Template(Template&&) noexcept;
+  Template& operator=(Template&&) noexcept;
+
+  // Parses `text` (vmalert: text without both "{{" and "}}" is kept verbatim). A parse error
+  // reads like vmalert's: `template: :LINE: MSG`.
+  [[nodiscard]] static core::Result<Template> parse(std::string_view text,
+                                                    const TemplateSet* shared = nullptr);
+
+  // Renders into `out` (appended). On an execution error returns it; `out` then holds no
+  // partial output from this call.
+  [[nodiscard]] core::Result<void> render(const TemplateData& data, const TemplateEnv& env,
+                                          std::string& out) const;
+
+  // True when the text has no actions and renders to itself.
+  [[nodiscard]] bool is_literal() const;
+  // True when the template (or a template it calls) uses the `query` function.
+  [[nodiscard]] bool uses_query() const;
+
+ private:
+  std::unique_ptr<TemplateImpl> impl_;
+};
+
+// The text vmalert puts in place of a value whose rendering failed, given render()'s error.
+[[nodiscard]] inline std::string vmalert_error_text(const core::Error& render_error) {
+  return "error evaluating template: " + render_error.message;
+}
+
+// vmalert's treatment of one label or annotation value in one step: parse, then render. On
+// failure the error is the text vmalert reports: "error parsing template: template: :1: ..." or
+// "error evaluating template: template: :1:320: executing \"\" at <...>: ...".
+[[nodiscard]] core::Result<std::string> render_vmalert(std::string_view text,
+                                                       const TemplateData& data,
+                                                       const TemplateEnv& env,
+                                                       const TemplateSet* shared = nullptr);
+
+// Parses `text` and reports only whether it is valid: the check config/ receives for
+// -rule.validateTemplates.
+[[nodiscard]] std::optional<core::Error> check_template(std::string_view text,
+                                                        const TemplateSet* shared = nullptr);
+
+}  // namespace templates

@@ -147,7 +147,7 @@ void BM_AlertingRuleApply(benchmark::State& state) {
     result.add_sample({0, 100.0 + i});
     result.end_series();
   }
-  rules::TemplateEnv env;
+  templates::TemplateEnv env;
   rules::EvalInfo info;
   info.emit_series = false;
   auto ts = core::from_unix_ms(1'764'672'420'000);

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "alloc_counter.hpp"
-#include "rules/template.hpp"
+#include "templates/template.hpp"
 
 namespace {
 
@@ -47,15 +47,15 @@ void report(benchmark::State& state, uint64_t allocs_before) {
 }
 
 void render_all(benchmark::State& state, const char* text) {
-  auto t = rules::Template::parse(text);
+  auto t = templates::Template::parse(text);
   if (!t) {
     state.SkipWithError(t.error().message.c_str());
     return;
   }
   const Alerts& a = alerts();
-  rules::TemplateData data;
+  templates::TemplateData data;
   data.expr = "up == 0";
-  rules::TemplateEnv env;
+  templates::TemplateEnv env;
   env.external_url = "http://alertd.example.com";
   std::string out;
   out.reserve(256);

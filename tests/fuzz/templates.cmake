@@ -1,12 +1,12 @@
-# templates_fuzz: the Go text/template parser and evaluator (rules/template*, rules/go_fmt*),
-# compiled directly from rules/ (the rules library is not built in the fuzz configuration).
+# templates_fuzz: the Go text/template parser and evaluator (templates/),
+# compiled directly from templates/ (libraries are not built in the fuzz configuration).
 add_executable(templates_fuzz
   ${CMAKE_CURRENT_LIST_DIR}/templates_fuzz.cpp
-  ${ALERTD_ROOT}/rules/template.cpp
-  ${ALERTD_ROOT}/rules/template_parse.cpp
-  ${ALERTD_ROOT}/rules/template_exec.cpp
-  ${ALERTD_ROOT}/rules/template_funcs.cpp
-  ${ALERTD_ROOT}/rules/go_fmt.cpp
+  ${ALERTD_ROOT}/templates/template.cpp
+  ${ALERTD_ROOT}/templates/parse.cpp
+  ${ALERTD_ROOT}/templates/exec.cpp
+  ${ALERTD_ROOT}/templates/funcs.cpp
+  ${ALERTD_ROOT}/templates/go_fmt.cpp
   ${ALERTD_ROOT}/core/labels.cpp
   ${ALERTD_ROOT}/core/duration.cpp
   ${ALERTD_ROOT}/core/time.cpp)

@@ -8,13 +8,13 @@
 #include <string_view>
 #include <vector>
 
-#include "rules/template.hpp"
+#include "templates/template.hpp"
 
 namespace {
 
-core::Result<std::vector<rules::QuerySample>> fake_query(std::string_view q) {
+core::Result<std::vector<templates::QuerySample>> fake_query(std::string_view q) {
   if (q == "fail") return core::fail("datasource unreachable");
-  std::vector<rules::QuerySample> out;
+  std::vector<templates::QuerySample> out;
   out.push_back({core::Labels{{"__name__", "up"}, {"instance", "b:9100"}}, 0, 1700000000000});
   out.push_back({core::Labels{{"__name__", "up"}, {"instance", "a:9100"}}, 1.5, 1700000000000});
   return out;
@@ -32,23 +32,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   static const core::Labels labels{{"instance", "host-1:9100"}, {"job", "node"}, {"x", "{{ . }}"}};
   static const core::Labels ext{{"cluster", "prod"}};
-  rules::TemplateData d;
+  templates::TemplateData d;
   d.labels = &labels;
   d.value = 42.5;
   d.expr = "up == 0";
   d.active_at = core::from_unix_seconds(1700000000);
   d.for_ = std::chrono::minutes(5);
-  rules::TemplateEnv env;
+  templates::TemplateEnv env;
   env.external_labels = &ext;
   env.external_url = "http://vm.example.com/prefix";
   env.query = fake_query;
   env.now = [] { return core::from_unix_seconds(1700000100); };
 
   // As a -rule.templates file: its defines become available to the value below.
-  const std::vector<rules::TemplateSet::File> files{{"fuzz.tmpl", std::string(text)}};
-  auto set = rules::TemplateSet::parse(files);
+  const std::vector<templates::TemplateSet::File> files{{"fuzz.tmpl", std::string(text)}};
+  auto set = templates::TemplateSet::parse(files);
 
-  auto t = rules::Template::parse(text, set ? &*set : nullptr);
+  auto t = templates::Template::parse(text, set ? &*set : nullptr);
   if (!t) return 0;
   std::string out = "prefix:";
   auto r1 = t->render(d, env, out);

@@ -13,7 +13,7 @@
 #include "tests/shared_data.hpp"
 
 #ifdef ALERTD_REAL_TEMPLATE_CHECK
-#include "rules/template.hpp"
+#include "templates/template.hpp"
 #endif
 
 namespace fs = std::filesystem;
@@ -25,7 +25,7 @@ const std::string kCorpus = ALERTD_RULES_CORPUS;
 config::LoadOptions corpus_options() {
   config::LoadOptions o;
 #ifdef ALERTD_REAL_TEMPLATE_CHECK
-  o.check_template = [](std::string_view text) { return rules::check_template(text); };
+  o.check_template = [](std::string_view text) { return templates::check_template(text); };
 #else
   o.check_template = config_test::fake_template_check;
 #endif

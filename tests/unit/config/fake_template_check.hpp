@@ -1,4 +1,4 @@
-// A stand-in for rules::check_template: rejects an empty action `{{ }}`, unbalanced
+// A stand-in for templates::check_template: rejects an empty action `{{ }}`, unbalanced
 // delimiters and the function name `unknown`, which is what the corpus's bad files contain.
 #pragma once
 

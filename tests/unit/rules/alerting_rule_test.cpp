@@ -79,7 +79,7 @@ struct Harness {
   }
 
   rules::AlertingRule rule;
-  rules::TemplateEnv env;
+  templates::TemplateEnv env;
   fakes::ManualClock clock;
 };
 
@@ -485,7 +485,7 @@ TEST_CASE("update history is a ring of update_entries_limit", "[rules][history]"
   CHECK(hist.last().error == "3");
 }
 
-// --- with the template engine (rules/template*) ---
+// --- with the template engine (templates/) ---
 
 TEST_CASE("label and annotation templates", "[rules][template]") {
   Harness h({.labels = {{"owner", "{{ $labels.instance }}-oncall"}},

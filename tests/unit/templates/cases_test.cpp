@@ -14,8 +14,8 @@
 
 #include "core/duration.hpp"
 #include "core/time.hpp"
-#include "rules/go_fmt.hpp"
-#include "rules/template.hpp"
+#include "templates/go_fmt.hpp"
+#include "templates/template.hpp"
 
 namespace {
 
@@ -35,14 +35,14 @@ core::Labels to_labels(const rapidjson::Value& v) {
   return out;
 }
 
-using Queries = std::map<std::string, std::vector<rules::QuerySample>, std::less<>>;
+using Queries = std::map<std::string, std::vector<templates::QuerySample>, std::less<>>;
 
 void add_queries(const rapidjson::Value& v, Queries& out) {
   if (!v.IsObject()) return;
   for (auto it = v.MemberBegin(); it != v.MemberEnd(); ++it) {
-    std::vector<rules::QuerySample> samples;
+    std::vector<templates::QuerySample> samples;
     for (const auto& s : it->value.GetArray()) {
-      rules::QuerySample q;
+      templates::QuerySample q;
       q.labels = to_labels(s["labels"]);
       q.value = s["value"].GetDouble();
       samples.push_back(std::move(q));
@@ -117,28 +117,28 @@ TEST_CASE("every template_cases.json row renders like vmalert", "[templates][cas
     const std::string url = row.HasMember("external_url") ? row["external_url"].GetString()
                                                           : defaults["external_url"].GetString();
     const std::string value_text = row.HasMember("value") ? row["value"].GetString() : defaults["value"].GetString();
-    const auto value = rules::gofmt::parse_float(value_text);
+    const auto value = templates::gofmt::parse_float(value_text);
     REQUIRE(value.has_value());
     Queries queries;
     add_queries(defaults["default_query_results"], queries);
     if (row.HasMember("queries")) add_queries(row["queries"], queries);
 
-    rules::TemplateData data;
+    templates::TemplateData data;
     data.labels = &labels;
     data.value = *value;
     data.expr = expr;
     data.active_at = active_at;
     data.for_ = *for_;
-    rules::TemplateEnv env;
+    templates::TemplateEnv env;
     env.external_labels = &ext;
     env.external_url = url;
-    env.query = [&](std::string_view q) -> core::Result<std::vector<rules::QuerySample>> {
+    env.query = [&](std::string_view q) -> core::Result<std::vector<templates::QuerySample>> {
       auto it = queries.find(q);
-      return it == queries.end() ? std::vector<rules::QuerySample>{} : it->second;
+      return it == queries.end() ? std::vector<templates::QuerySample>{} : it->second;
     };
     env.now = [&] { return fixed_now; };
 
-    const auto got = rules::render_vmalert(text, data, env);
+    const auto got = templates::render_vmalert(text, data, env);
     const bool want_error = want.starts_with("error parsing template: ") ||
                             want.starts_with("error evaluating template: ");
     if (want_error) {

@@ -9,7 +9,7 @@
 
 #include "tests/shared_data.hpp"
 
-#include "rules/template.hpp"
+#include "templates/template.hpp"
 
 namespace {
 
@@ -68,18 +68,18 @@ TEST_CASE("every corpus template parses and renders on sample data",
                             {"cluster", "eu1"}, {"severity", "critical"},
                             {"service", "api"}, {"container", "c"}, {"device", "sda"}};
   const core::Labels ext{{"cluster", "prod"}, {"site", "eqiad"}};
-  rules::TemplateData data;
+  templates::TemplateData data;
   data.labels = &labels;
   data.value = 42.5;
   data.expr = "up == 0";
-  rules::TemplateEnv env;
+  templates::TemplateEnv env;
   env.external_labels = &ext;
   env.external_url = "http://alertd.example.com:8880/prefix";
-  env.query = [](std::string_view) -> core::Result<std::vector<rules::QuerySample>> {
-    rules::QuerySample s;
+  env.query = [](std::string_view) -> core::Result<std::vector<templates::QuerySample>> {
+    templates::QuerySample s;
     s.labels = core::Labels{{"__name__", "up"}, {"instance", "a:9100"}, {"job", "node"}};
     s.value = 1;
-    return std::vector<rules::QuerySample>{s};
+    return std::vector<templates::QuerySample>{s};
   };
   env.now = [] { return core::from_unix_seconds(1700000000); };
 
@@ -88,7 +88,7 @@ TEST_CASE("every corpus template parses and renders on sample data",
   size_t expected_failures = 0;
   for (const auto& v : values) {
     INFO(v.file << " rule " << v.rule << " " << v.key << ": " << v.text);
-    auto t = rules::Template::parse(v.text);
+    auto t = templates::Template::parse(v.text);
     // Upstream's deliberately invalid fixtures (bad/ folders, *-bad.yml): vmalert rejects them.
     const bool bad_fixture = v.file.find("/bad/") != std::string::npos ||
                              v.file.find("-bad.yml") != std::string::npos;

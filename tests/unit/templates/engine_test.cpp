@@ -3,15 +3,15 @@
 #include <string>
 #include <vector>
 
-#include "rules/template.hpp"
+#include "templates/template.hpp"
 
 namespace {
 
 struct Fixture {
   core::Labels labels{{"instance", "host-1:9100"}, {"job", "node"}};
   core::Labels ext{{"cluster", "prod"}};
-  rules::TemplateData data;
-  rules::TemplateEnv env;
+  templates::TemplateData data;
+  templates::TemplateEnv env;
   int queries = 0;
   Fixture() {
     data.labels = &labels;
@@ -22,17 +22,17 @@ struct Fixture {
     data.interval = std::chrono::seconds(30);
     env.external_labels = &ext;
     env.external_url = "http://vm.example.com:8880/vmalert";
-    env.query = [this](std::string_view q) -> core::Result<std::vector<rules::QuerySample>> {
+    env.query = [this](std::string_view q) -> core::Result<std::vector<templates::QuerySample>> {
       ++queries;
       if (q == "fail") return core::fail("datasource unreachable");
-      rules::QuerySample a{core::Labels{{"instance", "b"}}, 2, 1700000000000};
-      rules::QuerySample b{core::Labels{{"instance", "a"}}, 1, 1700000000000};
-      return std::vector<rules::QuerySample>{a, b};
+      templates::QuerySample a{core::Labels{{"instance", "b"}}, 2, 1700000000000};
+      templates::QuerySample b{core::Labels{{"instance", "a"}}, 1, 1700000000000};
+      return std::vector<templates::QuerySample>{a, b};
     };
     env.now = [] { return core::from_unix_seconds(1700000100); };
   }
-  std::string render(std::string_view text, const rules::TemplateSet* set = nullptr) {
-    auto r = rules::render_vmalert(text, data, env, set);
+  std::string render(std::string_view text, const templates::TemplateSet* set = nullptr) {
+    auto r = templates::render_vmalert(text, data, env, set);
     return r ? *r : "ERR " + r.error().message;
   }
 };
@@ -138,37 +138,37 @@ TEST_CASE("error texts and positions", "[templates]") {
 
 TEST_CASE("literal values, uses_query, and no partial output on error", "[templates]") {
   Fixture f;
-  auto lit = rules::Template::parse("only {{ opening");
+  auto lit = templates::Template::parse("only {{ opening");
   REQUIRE(lit.has_value());
   CHECK(lit->is_literal());
   CHECK_FALSE(lit->uses_query());
 
-  auto q = rules::Template::parse("{{ define \"q\" }}{{ query \"up\" }}{{ end }}{{ template \"q\" }}");
+  auto q = templates::Template::parse("{{ define \"q\" }}{{ query \"up\" }}{{ end }}{{ template \"q\" }}");
   REQUIRE(q.has_value());
   CHECK_FALSE(q->is_literal());
   CHECK(q->uses_query());
-  auto nq = rules::Template::parse("{{ $labels.job }}");
+  auto nq = templates::Template::parse("{{ $labels.job }}");
   REQUIRE(nq.has_value());
   CHECK_FALSE(nq->uses_query());
 
-  auto bad = rules::Template::parse("{{ $labels.job }} then {{ first (query \"none\") }}");
+  auto bad = templates::Template::parse("{{ $labels.job }} then {{ first (query \"none\") }}");
   REQUIRE(bad.has_value());
-  f.env.query = [](std::string_view) -> core::Result<std::vector<rules::QuerySample>> {
-    return std::vector<rules::QuerySample>{};
+  f.env.query = [](std::string_view) -> core::Result<std::vector<templates::QuerySample>> {
+    return std::vector<templates::QuerySample>{};
   };
   std::string out = "keep:";
   auto r = bad->render(f.data, f.env, out);
   CHECK_FALSE(r.has_value());
   CHECK(out == "keep:");
 
-  CHECK(rules::vmalert_error_text(r.error()) == "error evaluating template: " + r.error().message);
-  CHECK(rules::check_template("{{ end }}").has_value());
-  CHECK_FALSE(rules::check_template("{{ $value }}").has_value());
+  CHECK(templates::vmalert_error_text(r.error()) == "error evaluating template: " + r.error().message);
+  CHECK(templates::check_template("{{ end }}").has_value());
+  CHECK_FALSE(templates::check_template("{{ $value }}").has_value());
 }
 
 TEST_CASE("a template renders many times into an appended buffer", "[templates]") {
   Fixture f;
-  auto t = rules::Template::parse("{{ $labels.instance }}={{ $value | humanize }};");
+  auto t = templates::Template::parse("{{ $labels.instance }}={{ $value | humanize }};");
   REQUIRE(t.has_value());
   std::string out;
   for (int i = 0; i < 3; ++i) {
@@ -180,42 +180,42 @@ TEST_CASE("a template renders many times into an appended buffer", "[templates]"
 
 TEST_CASE("label templates see zero values beyond labels, value and expr", "[templates]") {
   core::Labels labels{{"job", "x"}};
-  rules::TemplateData data;
+  templates::TemplateData data;
   data.labels = &labels;
   data.value = 1;
   data.expr = "e";
-  rules::TemplateEnv env;
-  auto r = rules::render_vmalert(
+  templates::TemplateEnv env;
+  auto r = templates::render_vmalert(
       "{{ $labels.job }} {{ $value }} {{ $expr }} [{{ $externalURL }}] {{ $for }} {{ $alertID }} "
       "{{ $activeAt }} {{ $activeAt.IsZero }} {{ $activeAt.Unix }}",
       data, env);
   REQUIRE(r.has_value());
   CHECK(*r == "x 1 e [] 0s 0 0001-01-01 00:00:00 +0000 UTC true -62135596800");
-  auto nq = rules::render_vmalert("{{ query \"up\" }}", data, env);
+  auto nq = templates::render_vmalert("{{ query \"up\" }}", data, env);
   REQUIRE_FALSE(nq.has_value());
   CHECK_THAT(nq.error().message, Catch::Contains("query is not available in this context"));
 }
 
 TEST_CASE("TemplateSet shares define blocks with every value", "[templates]") {
   Fixture f;
-  const std::vector<rules::TemplateSet::File> files{
+  const std::vector<templates::TemplateSet::File> files{
       {"common.tmpl", "{{ define \"summary\" }}{{ .Labels.job }} is down ({{ .Value }}){{ end }}\n"
                       "{{ define \"q\" }}{{ range query \"up\" }}{{ .Value }}{{ end }}{{ end }}"},
       {"more.tmpl", "{{ define \"url\" }}{{ externalURL }}/x{{ end }}"},
   };
-  auto set = rules::TemplateSet::parse(files);
+  auto set = templates::TemplateSet::parse(files);
   REQUIRE(set.has_value());
   CHECK_FALSE(set->empty());
   CHECK(f.render("{{ template \"summary\" . }} {{ template \"url\" }}", &*set) ==
         "node is down (93.5) http://vm.example.com:8880/vmalert/x");
-  auto t = rules::Template::parse("{{ template \"q\" }}", &*set);
+  auto t = templates::Template::parse("{{ template \"q\" }}", &*set);
   REQUIRE(t.has_value());
   CHECK(t->uses_query());
   // A value's own definition wins over the shared one.
   CHECK(f.render("{{ define \"url\" }}own{{ end }}{{ template \"url\" }}", &*set) == "own");
 
-  const std::vector<rules::TemplateSet::File> broken{{"bad.tmpl", "ok\n{{ define \"x\" }}{{ if }}{{ end }}"}};
-  auto err = rules::TemplateSet::parse(broken);
+  const std::vector<templates::TemplateSet::File> broken{{"bad.tmpl", "ok\n{{ define \"x\" }}{{ if }}{{ end }}"}};
+  auto err = templates::TemplateSet::parse(broken);
   REQUIRE_FALSE(err.has_value());
   CHECK(err.error().message == "template: bad.tmpl:2: missing value for if");
 }

@@ -1,22 +1,22 @@
 // Go fmt/strconv formatting details beyond template_cases.json.
-#include "rules/go_fmt.hpp"
+#include "templates/go_fmt.hpp"
 
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
 #include <vector>
 
-using rules::tmpl::Value;
+using templates::tmpl::Value;
 
 namespace {
 std::string v_of(double v) {
   std::string s;
-  rules::gofmt::append_float_v(s, v);
+  templates::gofmt::append_float_v(s, v);
   return s;
 }
 std::string fmt(std::string_view f, std::vector<Value> args) {
   std::string s;
-  rules::gofmt::sprintf(s, f, args);
+  templates::gofmt::sprintf(s, f, args);
   return s;
 }
 }  // namespace
@@ -79,10 +79,10 @@ TEST_CASE("Sprint spaces operands only between non-strings", "[templates][fmt]")
   std::string s;
   const std::vector<Value> args{Value::make_int(1), Value::make_int(2), Value::make_view("a"),
                                 Value::make_view("b"), Value::make_float(3.5)};
-  rules::gofmt::sprint(s, args);
+  templates::gofmt::sprint(s, args);
   CHECK(s == "1 2ab3.5");
   s.clear();
-  rules::gofmt::sprintln(s, args);
+  templates::gofmt::sprintln(s, args);
   CHECK(s == "1 2 a b 3.5\n");
 }
 
@@ -90,7 +90,7 @@ TEST_CASE("time.Time String and Format", "[templates][fmt]") {
   const int64_t t = 1435065584;  // 2015-06-23 13:19:44.128 UTC
   const int64_t ns = 128000000;
   std::string s;
-  rules::gofmt::append_time(s, t, ns);
+  templates::gofmt::append_time(s, t, ns);
   CHECK(s == "2015-06-23 13:19:44.128 +0000 UTC");
   struct Row {
     const char* layout;
@@ -106,7 +106,7 @@ TEST_CASE("time.Time String and Format", "[templates][fmt]") {
   };
   for (const auto& r : rows) {
     std::string out;
-    rules::gofmt::append_time_layout(out, t, ns, r.layout);
+    templates::gofmt::append_time_layout(out, t, ns, r.layout);
     INFO(r.layout);
     CHECK(out == r.want);
   }
@@ -114,25 +114,25 @@ TEST_CASE("time.Time String and Format", "[templates][fmt]") {
 
 TEST_CASE("times outside the int64-nanosecond range print like Go", "[templates][fmt]") {
   std::string s;
-  rules::gofmt::append_time(s, -62135596800, 0);
+  templates::gofmt::append_time(s, -62135596800, 0);
   CHECK(s == "0001-01-01 00:00:00 +0000 UTC");
   s.clear();
-  rules::gofmt::append_time(s, 253402300799, 999999999);
+  templates::gofmt::append_time(s, 253402300799, 999999999);
   CHECK(s == "9999-12-31 23:59:59.999999999 +0000 UTC");
   s.clear();
-  rules::gofmt::append_time(s, -1, 500000000);
+  templates::gofmt::append_time(s, -1, 500000000);
   CHECK(s == "1969-12-31 23:59:59.5 +0000 UTC");
 }
 
 TEST_CASE("strconv.ParseFloat accepts Go's forms and reports Go's error", "[templates][fmt]") {
-  CHECK(*rules::gofmt::parse_float("1e3") == 1000);
-  CHECK(*rules::gofmt::parse_float("+Inf") == std::numeric_limits<double>::infinity());
-  CHECK(std::isnan(*rules::gofmt::parse_float("NaN")));
-  CHECK(*rules::gofmt::parse_float("0x1p-2") == 0.25);
-  CHECK(*rules::gofmt::parse_float("-0.5") == -0.5);
-  const auto bad = rules::gofmt::parse_float("abc");
+  CHECK(*templates::gofmt::parse_float("1e3") == 1000);
+  CHECK(*templates::gofmt::parse_float("+Inf") == std::numeric_limits<double>::infinity());
+  CHECK(std::isnan(*templates::gofmt::parse_float("NaN")));
+  CHECK(*templates::gofmt::parse_float("0x1p-2") == 0.25);
+  CHECK(*templates::gofmt::parse_float("-0.5") == -0.5);
+  const auto bad = templates::gofmt::parse_float("abc");
   REQUIRE_FALSE(bad.has_value());
   CHECK(bad.error().message == "strconv.ParseFloat: parsing \"abc\": invalid syntax");
-  CHECK_FALSE(rules::gofmt::parse_float("").has_value());
-  CHECK_FALSE(rules::gofmt::parse_float("1 ").has_value());
+  CHECK_FALSE(templates::gofmt::parse_float("").has_value());
+  CHECK_FALSE(templates::gofmt::parse_float("1 ").has_value());
 }

@@ -1,4 +1,4 @@
-#include "rules/go_fmt.hpp"
+#include "templates/go_fmt.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -10,7 +10,7 @@
 #include "core/duration.hpp"
 #include "core/utf8.hpp"
 
-namespace rules::gofmt {
+namespace templates::gofmt {
 namespace {
 
 using tmpl::Kind;
@@ -1171,4 +1171,4 @@ core::Result<double> parse_float(std::string_view s) {
   return neg ? -v : v;
 }
 
-}  // namespace rules::gofmt
+}  // namespace templates::gofmt

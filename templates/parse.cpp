@@ -1,5 +1,5 @@
 // Lexer and parser for Go text/template (text/template/parse, go1.19 behaviour plus
-// `else with`), producing the tree of template_ast.hpp. Error texts are Go's.
+// `else with`), producing the tree of ast.hpp. Error texts are Go's.
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -7,10 +7,10 @@
 #include <cstring>
 
 #include "core/utf8.hpp"
-#include "rules/go_fmt.hpp"
-#include "rules/template_ast.hpp"
+#include "templates/go_fmt.hpp"
+#include "templates/ast.hpp"
 
-namespace rules::tmpl {
+namespace templates::tmpl {
 namespace {
 
 enum class It : uint8_t {
@@ -1301,4 +1301,4 @@ std::string to_string(const Pipe& p) {
   return s;
 }
 
-}  // namespace rules::tmpl
+}  // namespace templates::tmpl

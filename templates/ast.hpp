@@ -1,4 +1,4 @@
-// The parsed form of a template (internal to rules/template*.cpp): Go's text/template parse
+// The parsed form of a template (internal to templates/): Go's text/template parse
 // tree, with variables resolved to slots and function names resolved to ids at parse time so
 // rendering does no name lookups beyond label keys.
 #pragma once
@@ -10,9 +10,9 @@
 #include <string_view>
 #include <vector>
 
-#include "rules/template.hpp"
+#include "templates/template.hpp"
 
-namespace rules::tmpl {
+namespace templates::tmpl {
 
 enum class Func : uint8_t {
   // text/template builtins
@@ -122,4 +122,4 @@ std::string to_string(const Arg& a);
 std::string to_string(const Command& c);
 std::string to_string(const Pipe& p);
 
-}  // namespace rules::tmpl
+}  // namespace templates::tmpl

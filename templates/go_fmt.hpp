@@ -10,9 +10,9 @@
 #include <string_view>
 
 #include "core/error.hpp"
-#include "rules/template_value.hpp"
+#include "templates/value.hpp"
 
-namespace rules::gofmt {
+namespace templates::gofmt {
 
 // strconv.FormatFloat(v, fmt, prec, 64) for fmt in e E f F g G x X; prec < 0 = shortest.
 void append_float(std::string& out, double v, char fmt, int prec);
@@ -41,4 +41,4 @@ void print_value(std::string& out, const tmpl::Value& v);
 // (`strconv.ParseFloat: parsing "abc": invalid syntax`).
 [[nodiscard]] core::Result<double> parse_float(std::string_view s);
 
-}  // namespace rules::gofmt
+}  // namespace templates::gofmt

@@ -1,4 +1,4 @@
-// The string and number helpers behind vmalert's template functions (internal to rules/),
+// The string and number helpers behind vmalert's template functions (internal to templates/),
 // each a port of the Go function it names.
 #pragma once
 
@@ -9,7 +9,7 @@
 
 #include "core/error.hpp"
 
-namespace rules::tmplfn {
+namespace templates::tmplfn {
 
 // humanize, humanize1024, humanizeDuration, humanizePercentage on a float64.
 void humanize(std::string& out, double v);
@@ -46,4 +46,4 @@ core::Result<bool> regex_match(std::string_view pattern, std::string_view text);
 core::Result<std::string> regex_replace_all(std::string_view pattern, std::string_view repl,
                                             std::string_view text);
 
-}  // namespace rules::tmplfn
+}  // namespace templates::tmplfn

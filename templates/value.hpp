@@ -1,4 +1,4 @@
-// rules::tmpl::Value: the tagged value the template evaluator passes around, standing in for
+// templates::tmpl::Value: the tagged value the template evaluator passes around, standing in for
 // the Go values text/template sees in vmalert (float64, int, string, time.Time, map, ...).
 //
 // Strings are views when they point into data that outlives the render (label values, literals
@@ -16,9 +16,9 @@
 
 #include "core/labels.hpp"
 #include "core/time.hpp"
-#include "rules/template.hpp"
+#include "templates/template.hpp"
 
-namespace rules::tmpl {
+namespace templates::tmpl {
 
 enum class Kind : uint8_t {
   nil,       // Go's invalid reflect.Value / nil interface
@@ -146,4 +146,4 @@ struct ArgsMap {
 // Go's truth: false for zero numbers, "", empty maps and lists, nil.
 [[nodiscard]] bool truth(const Value& v);
 
-}  // namespace rules::tmpl
+}  // namespace templates::tmpl

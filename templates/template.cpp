@@ -1,11 +1,11 @@
-#include "rules/template.hpp"
+#include "templates/template.hpp"
 
 #include <set>
 
-#include "rules/template_ast.hpp"
-#include "rules/template_exec.hpp"
+#include "templates/ast.hpp"
+#include "templates/exec.hpp"
 
-namespace rules {
+namespace templates {
 
 namespace tmpl {
 
@@ -201,4 +201,4 @@ core::Result<TemplateSet> TemplateSet::parse(std::span<const File> files) {
 
 bool TemplateSet::empty() const { return data_->trees.empty(); }
 
-}  // namespace rules
+}  // namespace templates

@@ -1,14 +1,14 @@
-// The evaluator of parsed templates (internal to rules/template*.cpp): Go's text/template
-// exec.go over the tree of template_ast.hpp and the values of template_value.hpp.
+// The evaluator of parsed templates (internal to templates/): Go's text/template
+// exec.go over the tree of ast.hpp and the values of value.hpp.
 #pragma once
 
 #include <string>
 
-#include "rules/template.hpp"
-#include "rules/template_ast.hpp"
-#include "rules/template_value.hpp"
+#include "templates/template.hpp"
+#include "templates/ast.hpp"
+#include "templates/value.hpp"
 
-namespace rules {
+namespace templates {
 
 struct TemplateSetData {
   tmpl::TreeMap trees;
@@ -30,4 +30,4 @@ core::Result<void> execute(const Tree& main, const TreeMap& own, const TemplateS
                            const TemplateData& data, const TemplateEnv& env, std::string& out);
 
 }  // namespace tmpl
-}  // namespace rules
+}  // namespace templates

@@ -3,17 +3,17 @@
 //
 // Errors unwind with a private exception type, the way exec.go unwinds with panic/recover;
 // it never leaves execute(), which returns a Result.
-#include "rules/template_exec.hpp"
+#include "templates/exec.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <memory>
 
 #include "core/duration.hpp"
-#include "rules/go_fmt.hpp"
-#include "rules/template_funcs.hpp"
+#include "templates/go_fmt.hpp"
+#include "templates/funcs.hpp"
 
-namespace rules::tmpl {
+namespace templates::tmpl {
 
 std::string_view type_name(const Value& v) {
   switch (v.kind) {
@@ -1338,4 +1338,4 @@ core::Result<void> execute(const Tree& main, const TreeMap& own, const TemplateS
   return {};
 }
 
-}  // namespace rules::tmpl
+}  // namespace templates::tmpl

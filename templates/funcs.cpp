@@ -1,4 +1,4 @@
-#include "rules/template_funcs.hpp"
+#include "templates/funcs.hpp"
 
 #include <arpa/inet.h>
 #include <re2/re2.h>
@@ -8,9 +8,9 @@
 #include <unordered_map>
 
 #include "core/utf8.hpp"
-#include "rules/go_fmt.hpp"
+#include "templates/go_fmt.hpp"
 
-namespace rules::tmplfn {
+namespace templates::tmplfn {
 namespace {
 
 void g4(std::string& out, double v) { gofmt::append_float(out, v, 'g', 4); }
@@ -611,4 +611,4 @@ core::Result<std::string> regex_replace_all(std::string_view pattern, std::strin
   return out;
 }
 
-}  // namespace rules::tmplfn
+}  // namespace templates::tmplfn
