@@ -449,7 +449,7 @@ class State {
  public:
   State(const RootData& root, std::string& out, Scratch& sc, const TreeMap& own,
         const TemplateSetData* shared)
-      : root_(root), out_(out), sc_(sc), own_(own), shared_(shared) {}
+      : root_(root), out_(out), start_(out.size()), sc_(sc), own_(own), shared_(shared) {}
 
   void run(const Tree& t) {
     tree_ = &t;
@@ -547,17 +547,29 @@ class State {
 
   Value& var(int slot) { return sc_.vars[base_ + static_cast<size_t>(slot)]; }
 
+  // kMaxRenderedBytes: checked after every write, so a loop stops as soon as it crosses it.
+  void check_size() const {
+    if (out_.size() - start_ > kMaxRenderedBytes) {
+      errorf("rendered value exceeds " + std::to_string(kMaxRenderedBytes) + " bytes");
+    }
+  }
+
   // ---- walking ----
   Flow walk(const Value& dot, const std::vector<Node>& list) {
     for (const Node& n : list) {
       switch (n.type) {
-        case NodeType::text: out_.append(n.text); break;
+        case NodeType::text:
+          out_.append(n.text);
+          at(n);
+          check_size();
+          break;
         case NodeType::action: {
           at(n);
           Value v = eval_pipeline(dot, n.pipe.get());
           if (n.pipe->decl_slots.empty()) {
             at(n);
             print(v);
+            check_size();
           }
           break;
         }
@@ -924,6 +936,9 @@ class State {
     Value result;
     try {
       result = f != nullptr ? call_func(*f, argv) : call_method(*m, *recv, argv);
+      if (result.owned && result.own.size() > kMaxRenderedBytes) {
+        throw FuncError{"result exceeds " + std::to_string(kMaxRenderedBytes) + " bytes"};
+      }
     } catch (const FuncError& e) {
       stack.resize(mark);
       ctx_ = node;
@@ -1102,9 +1117,11 @@ class State {
         v.kind = item.kind;
         return v;
       }
-      case Func::print: gofmt::sprint(s, a); return string_result(std::move(s));
-      case Func::println: gofmt::sprintln(s, a); return string_result(std::move(s));
-      case Func::printf: gofmt::sprintf(s, a[0].str(), a.subspan(1)); return string_result(std::move(s));
+      case Func::print: gofmt::sprint(s, a, kMaxRenderedBytes); return string_result(std::move(s));
+      case Func::println: gofmt::sprintln(s, a, kMaxRenderedBytes); return string_result(std::move(s));
+      case Func::printf:
+        gofmt::sprintf(s, a[0].str(), a.subspan(1), kMaxRenderedBytes);
+        return string_result(std::move(s));
       case Func::eq: return Value::make_bool(eq(a[0], a.subspan(1)));
       case Func::ne: return Value::make_bool(!eq(a[0], a.subspan(1)));
       case Func::lt: return Value::make_bool(lt(a[0], a[1]));
@@ -1136,7 +1153,7 @@ class State {
         return Value::make_bool(*r);
       }
       case Func::reReplaceAll: {
-        auto r = tmplfn::regex_replace_all(a[0].str(), a[1].str(), a[2].str());
+        auto r = tmplfn::regex_replace_all(a[0].str(), a[1].str(), a[2].str(), kMaxRenderedBytes);
         if (!r) throw FuncError{r.error().message};
         return string_result(std::move(*r));
       }
@@ -1303,6 +1320,7 @@ class State {
 
   const RootData& root_;
   std::string& out_;
+  const size_t start_;  // out_'s size before this render: the cap counts from here
   Scratch& sc_;
   const TreeMap& own_;
   const TemplateSetData* shared_;

@@ -574,7 +574,7 @@ core::Result<bool> regex_match(std::string_view pattern, std::string_view text) 
 }
 
 core::Result<std::string> regex_replace_all(std::string_view pattern, std::string_view repl,
-                                            std::string_view src) {
+                                            std::string_view src, size_t max_size) {
   std::string err;
   const re2::RE2* re = compile(pattern, err);
   if (re == nullptr) {
@@ -594,6 +594,9 @@ core::Result<std::string> regex_replace_all(std::string_view pattern, std::strin
     const size_t a1 = a0 + m[0].size();
     out.append(src.substr(last_match_end, a0 - last_match_end));
     if (a1 > last_match_end || a0 == 0) expand(out, repl, *re, m);
+    if (out.size() > max_size) {
+      return core::fail("result exceeds " + std::to_string(max_size) + " bytes");
+    }
     last_match_end = a1;
     size_t width = 0;
     if (search_pos < src.size()) {
@@ -608,6 +611,7 @@ core::Result<std::string> regex_replace_all(std::string_view pattern, std::strin
     }
   }
   out.append(src.substr(last_match_end));
+  if (out.size() > max_size) return core::fail("result exceeds " + std::to_string(max_size) + " bytes");
   return out;
 }
 

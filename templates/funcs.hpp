@@ -2,6 +2,7 @@
 // each a port of the Go function it names.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -43,7 +44,10 @@ std::string_view url_path(std::string_view url);
 
 // regexp.MatchString and regexp.MustCompile(pattern).ReplaceAllString(text, repl) with RE2.
 core::Result<bool> regex_match(std::string_view pattern, std::string_view text);
+// Fails once the result would exceed `max_size` bytes (an empty pattern inserts `repl` between
+// every two characters: sizes multiply).
 core::Result<std::string> regex_replace_all(std::string_view pattern, std::string_view repl,
-                                            std::string_view text);
+                                            std::string_view text,
+                                            size_t max_size = SIZE_MAX);
 
 }  // namespace templates::tmplfn

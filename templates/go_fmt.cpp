@@ -25,9 +25,16 @@ struct Digits {
   int dp = 0;
 };
 
+// 767 significant digits write any double exactly; more digits are zeros.
+constexpr int kExactDigits = 780;
+static_assert(kExactDigits <= static_cast<int>(sizeof(Digits{}.d)));
+// A double's exact fixed-point form has at most 1074 digits after the point.
+constexpr int kExactFraction = 1074;
+
 // Shortest (prec < 0) or `prec` significant digits, correctly rounded.
 void decimal_digits(double v, int prec, Digits& out) {
-  char buf[64];
+  char buf[kExactDigits + 16];
+  if (prec > kExactDigits) prec = kExactDigits;
   v = std::fabs(v);
   std::to_chars_result r;
   if (prec < 0) {
@@ -569,16 +576,51 @@ void print_arg(std::string& out, Flags f, const Value& v, uint32_t verb, int dep
 
 bool is_string_kind(const Value& v) { return v.kind == Kind::string || v.kind == Kind::html; }
 
+// Go's fmt refuses widths and precisions whose magnitude exceeds a million (tooLarge).
+constexpr int64_t kMaxWidth = 1000000;
+bool too_large(int64_t n) { return n > kMaxWidth || n < -kMaxWidth; }
+
+// Go's parsenum: the digits at s[i..]. A number that grows past kMaxWidth before its last digit
+// is "crazy long": Go gives up, reports no number and consumes the rest of the format (so the
+// verb ends in %!(NOVERB)). The check comes before each digit, as in Go, so up to 10,000,009
+// passes.
 int parse_num(std::string_view s, size_t& i, bool& ok) {
   ok = false;
   int n = 0;
   while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
-    if (n > 1000000) return 0;  // too large: Go reports BADWIDTH/BADPREC
+    if (too_large(n)) {
+      ok = false;
+      i = s.size();
+      return 0;
+    }
     n = n * 10 + (s[i] - '0');
     ok = true;
     ++i;
   }
   return n;
+}
+
+// Go's intFromArg: a width or precision given as `*` must be an integer of at most a million
+// in magnitude; otherwise it is absent (the caller prints BADWIDTH or BADPREC).
+int int_from_arg(std::span<const Value> args, size_t& arg_num, bool& ok) {
+  ok = false;
+  if (arg_num >= args.size()) return 0;
+  const Value& a = args[arg_num++];
+  int64_t n = 0;
+  switch (a.kind) {
+    case Kind::int_:
+    case Kind::int64_:
+    case Kind::duration: n = a.i; break;
+    case Kind::uint8_:
+    case Kind::uint64_:
+      if (a.u > static_cast<uint64_t>(kMaxWidth)) return 0;
+      n = static_cast<int64_t>(a.u);
+      break;
+    default: return 0;
+  }
+  if (too_large(n)) return 0;
+  ok = true;
+  return static_cast<int>(n);
 }
 
 const char* const kMonths[] = {"January", "February", "March",     "April",   "May",      "June",
@@ -682,13 +724,16 @@ void append_float(std::string& out, double v, char fmt, int prec) {
         fmt_f(out, d, std::max(d.nd - d.dp, 0));
         return;
       }
-      char buf[1200];
-      auto r = std::to_chars(buf, buf + sizeof buf, std::fabs(v), std::chars_format::fixed, prec);
+      // 309 integer digits, the point, the exact fraction; zeros after that are exact too.
+      char buf[320 + kExactFraction];
+      const int exact = std::min(prec, kExactFraction);
+      auto r = std::to_chars(buf, buf + sizeof buf, std::fabs(v), std::chars_format::fixed, exact);
       if (r.ec != std::errc{}) {
         out.append("0");
         return;
       }
       out.append(buf, r.ptr);
+      out.append(static_cast<size_t>(prec - exact), '0');
       return;
     }
     case 'g':
@@ -983,9 +1028,10 @@ void print_value(std::string& out, const Value& v) {
   }
 }
 
-void sprint(std::string& out, std::span<const Value> args) {
+void sprint(std::string& out, std::span<const Value> args, size_t max_size) {
+  const size_t start = out.size();
   bool prev_string = false;
-  for (size_t k = 0; k < args.size(); ++k) {
+  for (size_t k = 0; k < args.size() && out.size() - start <= max_size; ++k) {
     const bool is_string = is_string_kind(args[k]);
     if (k > 0 && !is_string && !prev_string) out.push_back(' ');
     print_value(out, args[k]);
@@ -993,19 +1039,23 @@ void sprint(std::string& out, std::span<const Value> args) {
   }
 }
 
-void sprintln(std::string& out, std::span<const Value> args) {
-  for (size_t k = 0; k < args.size(); ++k) {
+void sprintln(std::string& out, std::span<const Value> args, size_t max_size) {
+  const size_t start = out.size();
+  for (size_t k = 0; k < args.size() && out.size() - start <= max_size; ++k) {
     if (k > 0) out.push_back(' ');
     print_value(out, args[k]);
   }
   out.push_back('\n');
 }
 
-void sprintf(std::string& out, std::string_view format, std::span<const Value> args) {
+void sprintf(std::string& out, std::string_view format, std::span<const Value> args,
+             size_t max_size) {
+  const size_t start = out.size();
   size_t arg_num = 0;
   const size_t end = format.size();
   size_t i = 0;
   while (i < end) {
+    if (out.size() - start > max_size) return;  // the caller reports the overflow
     const size_t lasti = i;
     while (i < end && format[i] != '%') ++i;
     if (i > lasti) out.append(format.substr(lasti, i - lasti));
@@ -1032,40 +1082,30 @@ void sprintf(std::string& out, std::string_view format, std::span<const Value> a
     // Width.
     if (i < end && format[i] == '*') {
       ++i;
-      if (arg_num < args.size() && (args[arg_num].kind == Kind::int_ || args[arg_num].kind == Kind::int64_)) {
-        f.wid = static_cast<int>(args[arg_num].i);
-        f.wid_present = true;
-        if (f.wid < 0) {
-          f.minus = true;
-          f.zero = false;
-          f.wid = -f.wid;
-        }
-      } else {
-        out.append("%!(BADWIDTH)");
+      f.wid = int_from_arg(args, arg_num, f.wid_present);
+      if (!f.wid_present) out.append("%!(BADWIDTH)");
+      if (f.wid < 0) {
+        f.minus = true;
+        f.zero = false;
+        f.wid = -f.wid;
       }
-      ++arg_num;
     } else {
-      bool ok = false;
-      f.wid = parse_num(format, i, ok);
-      f.wid_present = ok;
+      f.wid = parse_num(format, i, f.wid_present);
     }
-    // Precision.
-    if (i + 1 <= end && i < end && format[i] == '.') {
+    // Precision (Go: only when something follows the '.').
+    if (i + 1 < end && format[i] == '.') {
       ++i;
-      if (i < end && format[i] == '*') {
+      if (format[i] == '*') {
         ++i;
-        if (arg_num < args.size() && (args[arg_num].kind == Kind::int_ || args[arg_num].kind == Kind::int64_)) {
-          f.prec = static_cast<int>(args[arg_num].i);
-          f.prec_present = f.prec >= 0;
-          if (f.prec < 0) f.prec = 0;
-        } else {
-          out.append("%!(BADPREC)");
+        f.prec = int_from_arg(args, arg_num, f.prec_present);
+        if (f.prec < 0) {  // a negative precision makes no sense: absent, as in Go
+          f.prec = 0;
+          f.prec_present = false;
         }
-        ++arg_num;
+        if (!f.prec_present) out.append("%!(BADPREC)");
       } else {
-        bool ok = false;
-        f.prec = parse_num(format, i, ok);
-        f.prec_present = true;
+        f.prec = parse_num(format, i, f.prec_present);
+        f.prec_present = true;  // "%.d" and a crazy long precision both mean 0
       }
     }
     if (i >= end) {

@@ -4,6 +4,7 @@
 // spacing rule, strconv.Quote, time.Time.String and time.Time.Format layouts (UTC only).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -30,10 +31,12 @@ void append_time_layout(std::string& out, int64_t unix_sec, int64_t nsec, std::s
 // time.Duration.String().
 void append_duration(std::string& out, int64_t ns);
 
-// fmt.Sprint / Sprintln / Sprintf of the values.
-void sprint(std::string& out, std::span<const tmpl::Value> args);
-void sprintln(std::string& out, std::span<const tmpl::Value> args);
-void sprintf(std::string& out, std::string_view format, std::span<const tmpl::Value> args);
+// fmt.Sprint / Sprintln / Sprintf of the values. Each stops early once it has appended more
+// than `max_size` bytes: a caller that caps its output checks out's size afterwards.
+void sprint(std::string& out, std::span<const tmpl::Value> args, size_t max_size = SIZE_MAX);
+void sprintln(std::string& out, std::span<const tmpl::Value> args, size_t max_size = SIZE_MAX);
+void sprintf(std::string& out, std::string_view format, std::span<const tmpl::Value> args,
+             size_t max_size = SIZE_MAX);
 // fmt.Sprint of one value (%v).
 void print_value(std::string& out, const tmpl::Value& v);
 

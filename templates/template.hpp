@@ -6,6 +6,7 @@
 // docs/templates.md for where vmalert and Prometheus differ).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -54,6 +55,13 @@ struct TemplateEnv {
   // Wall clock for `now` (vmalert uses the wall clock, not the evaluation time).
   std::function<core::TimePoint()> now;
 };
+
+// The most bytes one rendered value (a label or an annotation) may have, and the most any
+// string built while rendering it may have (a printf result, a reReplaceAll result). Past it the
+// render fails with "... rendered value exceeds 1048576 bytes" instead of building gigabytes
+// (`{{ range 100000000 }}x{{ end }}`, widths up to Go's 10,000,009). vmalert has no such cap;
+// no real annotation comes near it.
+inline constexpr size_t kMaxRenderedBytes = size_t{1} << 20;
 
 class TemplateImpl;
 struct TemplateSetData;
