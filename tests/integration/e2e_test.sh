@@ -7,39 +7,8 @@
 #   usage: e2e_test.sh ALERTD_BINARY
 set -euo pipefail
 ALERTD=$1
-HERE=$(cd "$(dirname "$0")" && pwd)
-PEERS="$HERE/peers.sh"
-PY=python3
-T=$(mktemp -d /tmp/alertd-e2e.XXXXXX)
-ALERTD_PID=""
-HTTP_PID=""
-
-cleanup() {
-  [ -n "$ALERTD_PID" ] && kill -KILL "$ALERTD_PID" 2>/dev/null || true
-  [ -n "$HTTP_PID" ] && kill "$HTTP_PID" 2>/dev/null || true
-  "$PEERS" stop "$T/prom/prometheus.pid" || true
-  "$PEERS" stop "$T/am/alertmanager.pid" || true
-  if [ "${KEEP_TMP:-0}" != 1 ]; then rm -rf "$T"; fi
-}
-trap cleanup EXIT
-
-fail() {
-  echo "FAIL: $*" >&2
-  echo "--- alertd log (tail)" >&2; tail -n 40 "$T/alertd.log" >&2 || true
-  exit 1
-}
-
-# wait_for SECONDS DESCRIPTION COMMAND...: polls COMMAND every 0.5 s.
-wait_for() {
-  local secs=$1 what=$2
-  shift 2
-  local n=0
-  until "$@"; do
-    n=$((n + 1))
-    [ "$n" -lt $((secs * 2)) ] || fail "timed out after ${secs}s waiting for: $what"
-    sleep 0.5
-  done
-}
+source "$(dirname "$0")/lib.sh"
+it_init e2e
 
 PROM_PORT=$("$PEERS" free-port)
 AM_PORT=$("$PEERS" free-port)
@@ -56,6 +25,7 @@ write_metrics 85.5 1234567
 $PY -m http.server --bind 127.0.0.1 --directory "$T/target" "$TARGET_PORT" </dev/null \
   >"$T/target/http.log" 2>&1 &
 HTTP_PID=$!
+it_track "$HTTP_PID"
 
 cat >"$T/prom/prometheus.yml" <<YML
 global: {scrape_interval: 1s}
@@ -92,6 +62,7 @@ YML
   -external.url="http://alertd.test:$ALERTD_PORT" -external.label=cluster=e2e \
   -rule.evalDelay=0s -group.maxStartDelay=1s >"$T/alertd.log" 2>&1 &
 ALERTD_PID=$!
+it_track "$ALERTD_PID"
 
 A="http://127.0.0.1:$ALERTD_PORT"
 wait_for 10 "alertd /-/ready" curl -fsS -o /dev/null "$A/-/ready"

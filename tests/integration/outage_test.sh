@@ -7,61 +7,13 @@
 #   usage: outage_test.sh ALERTD_BINARY
 set -euo pipefail
 ALERTD=$1
-HERE=$(cd "$(dirname "$0")" && pwd)
-PEERS="$HERE/peers.sh"
-PY=python3
-T=$(mktemp -d /tmp/alertd-outage.XXXXXX)
-ALERTD_PID=""
-HOOK_PID=""
-cleanup() {
-  [ -n "$ALERTD_PID" ] && kill -KILL "$ALERTD_PID" 2>/dev/null || true
-  [ -n "$HOOK_PID" ] && kill "$HOOK_PID" 2>/dev/null || true
-  "$PEERS" stop "$T/prom/prometheus.pid" || true
-  "$PEERS" stop "$T/am/alertmanager.pid" || true
-  if [ "${KEEP_TMP:-0}" != 1 ]; then rm -rf "$T"; fi
-}
-trap cleanup EXIT
-fail() {
-  echo "FAIL: $*" >&2
-  for f in "$T"/alertd*.log; do echo "--- $f" >&2; tail -n 20 "$f" >&2; done
-  echo "--- webhook" >&2; cat "$T"/hook*.jsonl >&2 || true
-  exit 1
-}
-wait_for() {  # SECONDS DESCRIPTION COMMAND...
-  local secs=$1 what=$2 n=0
-  shift 2
-  until "$@"; do
-    n=$((n + 1))
-    [ "$n" -lt $((secs * 4)) ] || fail "timed out after ${secs}s waiting for: $what"
-    sleep 0.25
-  done
-}
+source "$(dirname "$0")/lib.sh"
+it_init outage
 
 PROM_PORT=$("$PEERS" free-port)
 AM_PORT=$("$PEERS" free-port)
-HOOK_PORT=$("$PEERS" free-port)
 mkdir -p "$T/prom" "$T/am"
-cat >"$T/hook.py" <<'PY'
-import http.server, json, sys
-class H(http.server.BaseHTTPRequestHandler):
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        with open(sys.argv[2] + "/hook-" + body["commonLabels"]["alertname"] + ".jsonl", "a") as f:
-            f.write(json.dumps({"status": body["status"]}) + "\n")
-        self.send_response(200)
-        self.end_headers()
-    def log_message(self, *a):
-        pass
-http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
-PY
-$PY "$T/hook.py" "$HOOK_PORT" "$T" >"$T/hook.log" 2>&1 &
-HOOK_PID=$!
-cat >"$T/am/alertmanager.yml" <<YML
-route: {receiver: hook, group_by: [alertname], group_wait: 1s, group_interval: 1s, repeat_interval: 1h}
-receivers:
-  - name: hook
-    webhook_configs: [{url: 'http://127.0.0.1:$HOOK_PORT/', send_resolved: true}]
-YML
+it_webhook
 "$PEERS" start-prometheus "$T/prom" "$PROM_PORT" >/dev/null
 "$PEERS" start-alertmanager "$T/am" "$AM_PORT" >/dev/null
 
@@ -88,8 +40,8 @@ errors() { curl -fsS "$2/metrics" | awk '$1 == "vmalert_execution_errors_total" 
 read -r HELD_PID HELD <<<"$(start_alertd Held 1m)"
 read -r PLAIN_PID PLAIN <<<"$(start_alertd Plain 0s)"
 
-cleanup_pids() { kill -KILL $HELD_PID $PLAIN_PID 2>/dev/null || true; }
-trap 'cleanup_pids; cleanup' EXIT
+it_track "$HELD_PID"
+it_track "$PLAIN_PID"
 wait_for 20 "Held firing at the webhook" hook_has Held firing
 wait_for 20 "Plain firing at the webhook" hook_has Plain firing
 

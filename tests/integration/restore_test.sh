@@ -7,31 +7,8 @@
 #   usage: restore_test.sh ALERTD_BINARY
 set -euo pipefail
 ALERTD=$1
-HERE=$(cd "$(dirname "$0")" && pwd)
-PEERS="$HERE/peers.sh"
-PY=python3
-T=$(mktemp -d /tmp/alertd-restore.XXXXXX)
-ALERTD_PID=""
-cleanup() {
-  [ -n "$ALERTD_PID" ] && kill -KILL "$ALERTD_PID" 2>/dev/null || true
-  "$PEERS" stop "$T/prom/prometheus.pid" || true
-  if [ "${KEEP_TMP:-0}" != 1 ]; then rm -rf "$T"; fi
-}
-trap cleanup EXIT
-fail() {
-  echo "FAIL: $*" >&2
-  echo "--- alertd log (tail)" >&2; tail -n 30 "$T/alertd.log" >&2 || true
-  exit 1
-}
-wait_for() {  # SECONDS DESCRIPTION COMMAND...
-  local secs=$1 what=$2 n=0
-  shift 2
-  until "$@"; do
-    n=$((n + 1))
-    [ "$n" -lt $((secs * 4)) ] || fail "timed out after ${secs}s waiting for: $what"
-    sleep 0.25
-  done
-}
+source "$(dirname "$0")/lib.sh"
+it_init restore
 
 PROM_PORT=$("$PEERS" free-port)
 ALERTD_PORT=$("$PEERS" free-port)
@@ -75,6 +52,7 @@ YML
   -remoteRead.url="$P" -disableAlertgroupLabel -httpListenAddr="127.0.0.1:$ALERTD_PORT" \
   -rule.evalDelay=0s -group.maxStartDelay=1s >"$T/alertd.log" 2>&1 &
 ALERTD_PID=$!
+it_track "$ALERTD_PID"
 A="http://127.0.0.1:$ALERTD_PORT"
 wait_for 10 "alertd ready" curl -fsS -o /dev/null "$A/-/ready"
 evaluated() {
