@@ -125,7 +125,8 @@ class Template {
                                                        const TemplateSet* shared = nullptr);
 
 // Parses `text` and reports only whether it is valid: the check config/ receives for
-// -rule.validateTemplates.
+// -rule.validateTemplates. Unlike Template::parse it also parses a text that has "{{" but no
+// "}}" (which rendering copies verbatim), as vmalert's validation does.
 [[nodiscard]] std::optional<core::Error> check_template(std::string_view text,
                                                         const TemplateSet* shared = nullptr);
 

@@ -59,6 +59,28 @@ YML
 expect_rc 1 "bad.yml:" -dryRun -rule="$T/bad.yml"
 grep -q "error(s) found" "$T/out.txt" || fail "dryRun summary"
 expect_rc 1 "no groups found" -dryRun -rule="$T/nothing-here/*.yml"
+# -rule.validateTemplates (default true): a Go template parse error fails the load at
+# file:line:column, also an unclosed action in a value without "}}" (rendering would copy it).
+cat >"$T/badtpl.yml" <<'YML'
+groups:
+  - name: g
+    rules:
+      - alert: A
+        expr: up == 0
+        annotations:
+          summary: '{{ $labels.instance '
+          description: 'ok {{ $value }}'
+        labels:
+          team: '{{ if $value }}x'
+YML
+expect_rc 1 'badtpl.yml:7:20: group "g": rule "A": invalid annotations: annotation "summary": template: :1: unclosed action' \
+  -dryRun -rule="$T/badtpl.yml"
+grep -qF 'badtpl.yml:10:17: group "g": rule "A": invalid labels: label "team": template: :1: unexpected EOF' \
+  "$T/out.txt" || fail "label template error: $(cat "$T/out.txt")"
+# Without validation the unclosed action loads: rendering copies a value without "}}" as is.
+sed '/labels:/,$d' "$T/badtpl.yml" >"$T/unclosed.yml"
+expect_rc 0 "are valid" -dryRun -rule.validateTemplates=false -rule="$T/unclosed.yml"
+expect_rc 1 "unclosed action" -dryRun -rule="$T/unclosed.yml"
 
 # -rule.templates: shared {{ define }} blocks; a broken templates file fails the load.
 mkdir -p "$T/tpl"

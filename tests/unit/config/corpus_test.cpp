@@ -9,12 +9,9 @@
 
 #include "config/loader.hpp"
 #include "config/promql.hpp"
-#include "fake_template_check.hpp"
 #include "tests/shared_data.hpp"
 
-#ifdef ALERTD_REAL_TEMPLATE_CHECK
 #include "templates/template.hpp"
-#endif
 
 namespace fs = std::filesystem;
 
@@ -24,11 +21,7 @@ const std::string kCorpus = ALERTD_RULES_CORPUS;
 
 config::LoadOptions corpus_options() {
   config::LoadOptions o;
-#ifdef ALERTD_REAL_TEMPLATE_CHECK
   o.check_template = [](std::string_view text) { return templates::check_template(text); };
-#else
-  o.check_template = config_test::fake_template_check;
-#endif
   return o;
 }
 

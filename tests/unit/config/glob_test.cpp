@@ -9,7 +9,7 @@
 
 #include "config/glob.hpp"
 #include "config/loader.hpp"
-#include "fake_template_check.hpp"
+#include "templates/template.hpp"
 
 namespace fs = std::filesystem;
 
@@ -50,7 +50,7 @@ std::string group_file(const std::string& name) {
 config::LoadOptions options_for(std::vector<std::string> paths) {
   config::LoadOptions o;
   o.paths = std::move(paths);
-  o.check_template = config_test::fake_template_check;
+  o.check_template = [](std::string_view text) { return templates::check_template(text); };
   return o;
 }
 

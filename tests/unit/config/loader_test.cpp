@@ -7,7 +7,7 @@
 
 #include "config/loader.hpp"
 #include "core/hash.hpp"
-#include "fake_template_check.hpp"
+#include "templates/template.hpp"
 
 using namespace std::chrono_literals;
 
@@ -15,7 +15,7 @@ namespace {
 
 config::LoadOptions test_options() {
   config::LoadOptions o;
-  o.check_template = config_test::fake_template_check;
+  o.check_template = [](std::string_view text) { return templates::check_template(text); };
   o.env = [](std::string_view) -> std::optional<std::string> { return std::nullopt; };
   return o;
 }
@@ -336,6 +336,32 @@ TEST_CASE("validation errors name file, line, column, group and rule", "[config]
        "          x: \"{{ unknown }}\"\n",
        "rules.yml:7:14: group \"g\": rule \"a\": invalid labels: label \"x\": template: :1: function "
        "\"unknown\" not defined"},
+      // vmalert validates every value, also one rendering would copy verbatim (no "}}").
+      {"unclosed action in an annotation",
+       "groups:\n  - name: g\n    rules:\n      - alert: a\n        expr: up\n        annotations:\n"
+       "          summary: \"{{ $labels.instance \"\n",
+       "rules.yml:7:20: group \"g\": rule \"a\": invalid annotations: annotation \"summary\": "
+       "template: :1: unclosed action"},
+      {"unclosed action in a label",
+       "groups:\n  - name: g\n    rules:\n      - alert: a\n        expr: up\n        labels:\n"
+       "          x: \"{{ $labels.instance }} and {{ $value\"\n",
+       "rules.yml:7:14: group \"g\": rule \"a\": invalid labels: label \"x\": template: :1: "
+       "unclosed action"},
+      {"unknown function in a value without }}",
+       "groups:\n  - name: g\n    rules:\n      - alert: a\n        expr: up\n        annotations:\n"
+       "          summary: \"only {{ opening\"\n",
+       "rules.yml:7:20: group \"g\": rule \"a\": invalid annotations: annotation \"summary\": "
+       "template: :1: function \"opening\" not defined"},
+      {"undefined variable",
+       "groups:\n  - name: g\n    rules:\n      - alert: a\n        expr: up\n        annotations:\n"
+       "          summary: \"{{ $nope }}\"\n",
+       "rules.yml:7:20: group \"g\": rule \"a\": invalid annotations: annotation \"summary\": "
+       "template: :1: undefined variable \"$nope\""},
+      {"missing end",
+       "groups:\n  - name: g\n    rules:\n      - alert: a\n        expr: up\n        annotations:\n"
+       "          summary: \"{{ if $value }}x\"\n",
+       "rules.yml:7:20: group \"g\": rule \"a\": invalid annotations: annotation \"summary\": "
+       "template: :1: unexpected EOF"},
   };
   for (const auto& c : cases) {
     SECTION(c.what) {

@@ -166,6 +166,38 @@ TEST_CASE("literal values, uses_query, and no partial output on error", "[templa
   CHECK_FALSE(templates::check_template("{{ $value }}").has_value());
 }
 
+TEST_CASE("check_template parses what rendering would copy verbatim, as vmalert's validation",
+          "[templates]") {
+  struct Row {
+    const char* text;
+    const char* error;  // "" = valid
+  };
+  const Row rows[] = {
+      {"{{ $labels.instance ", "template: :1: unclosed action"},
+      {"{{ $labels.instance }} and {{ $value", "template: :1: unclosed action"},
+      {"only {{ opening", "template: :1: function \"opening\" not defined"},
+      {"line\n{{ $nope", "template: :2: undefined variable \"$nope\""},
+      {"{{ if $value }}x", "template: :1: unexpected EOF"},
+      {"{{ }}", "template: :1: missing value for command"},
+      {"no action }} at all", ""},
+      {"plain text", ""},
+      {"{{ $labels.instance }}", ""},
+  };
+  for (const auto& r : rows) {
+    INFO(r.text);
+    const auto err = templates::check_template(r.text);
+    if (*r.error == '\0') {
+      CHECK_FALSE(err.has_value());
+    } else {
+      REQUIRE(err.has_value());
+      CHECK(err->message == r.error);
+    }
+  }
+  // Rendering still copies a value without "}}" unchanged (vmalert's ExecuteWithoutTemplate).
+  Fixture f;
+  CHECK(f.render("{{ $labels.instance ") == "{{ $labels.instance ");
+}
+
 TEST_CASE("a template renders many times into an appended buffer", "[templates]") {
   Fixture f;
   auto t = templates::Template::parse("{{ $labels.instance }}={{ $value | humanize }};");
