@@ -655,8 +655,11 @@ class Arena {
     pool_.reset();
     buffer_ = std::make_unique<char[]>(size);
     size_ = size;
-    pool_.emplace(buffer_.get(), size_);
+    pool_.emplace(buffer_.get(), size_, kOverflowChunk);
   }
+  // Chunks taken beyond the buffer while a large element is built (then fit() grows the
+  // buffer): small, so the grown buffer stays close to what the element needed.
+  static constexpr size_t kOverflowChunk = 4 * 1024;
   std::unique_ptr<char[]> buffer_;
   size_t size_ = 0;
   std::optional<Pool> pool_;
@@ -787,8 +790,8 @@ struct InstantParser::Impl {
   std::string key_scratch, value_scratch, number_scratch;
   Reader element_reader;
   std::string element;
-  Arena arena{64 * 1024};
-  Arena stack_arena{16 * 1024};
+  Arena arena{8 * 1024};        // a 400-byte, 11-label element needs ~1.5 KiB
+  Arena stack_arena{4 * 1024};
   ElemDoc doc{&arena.pool(), 1024, &stack_arena.pool()};
   std::vector<uint32_t> label_key_offsets;
 

@@ -2,10 +2,12 @@
 // /api/v1/query_range), the datasource hot path.
 //
 // Contract:
-//   - Input is the HTTP body, fed in chunks of any size as they arrive (split anywhere, even
-//     inside a string or an escape). Only the unfinished JSON value at a chunk boundary is copied
+//   - Input is the HTTP body (already inflated if it came gzip-encoded), fed in chunks of any
+//     size as they arrive (split anywhere, even inside a string or an escape). Parsed with
+//     RapidJSON: SAX for the envelope, one small in-situ Document per result element, in a
+//     reused arena. Only the unfinished JSON value at a chunk boundary is kept across chunks
 //     (at most one result element, or one small envelope value), so memory is bounded by the
-//     result, not by the body. Chunks are not referenced after feed() returns.
+//     result plus one element, not by the body. Chunks are not referenced after feed() returns.
 //   - The envelope keys may come in any order: status, errorType, error, isPartial, data
 //     {resultType, result}, stats {seriesFetched (string or number)}, and unknown keys (checked
 //     to be valid JSON and skipped). Result elements are parsed shape-agnostically ({"metric",

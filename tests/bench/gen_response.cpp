@@ -1,6 +1,7 @@
 #include "gen_response.hpp"
 
 #include <array>
+#include <cstdint>
 #include <cstdio>
 
 namespace alertd_bench {
@@ -21,13 +22,16 @@ std::string wrap_result_array(const std::string& result_array) {
          result_array + "}}";
 }
 
-std::string generate_instant_response(size_t series) {
+std::string generate_instant_response(size_t series, bool scattered) {
   std::string out;
   out.reserve(series * 430 + 256);
   out += R"({"status":"success","isPartial":false,"data":{"resultType":"vector","result":[)";
   char buf[1024];
   for (size_t i = 0; i < series; ++i) {
-    const size_t pod = i / kPaths.size();
+    // Scattered: series i takes the (pod, path) of j, a permutation of [0, series) (1000003 is
+    // prime, so coprime with any count here); each pod still has 20 series, none adjacent.
+    const size_t j = scattered ? static_cast<size_t>((uint64_t{i} * 1000003u) % series) : i;
+    const size_t pod = j / kPaths.size();
     const size_t comp = pod % kComponents.size();
     const char* c = kComponents[comp];
     const int n = std::snprintf(
@@ -38,7 +42,7 @@ std::string generate_instant_response(size_t series) {
         R"("prometheus":"monitoring/monitoring-vmagent","service":"%s-benchmark-vm-cluster"},)"
         R"("value":[1715686833.987,"%zu"]})",
         i == 0 ? "" : ",", c, 64 + (pod >> 16) % 64, (pod >> 8) & 0xFF, pod & 0xFF, kPorts[comp],
-        c, kPaths[i % kPaths.size()], c, pod, c, (i * 7919) % 100003);
+        c, kPaths[j % kPaths.size()], c, pod, c, (i * 7919) % 100003);
     out.append(buf, static_cast<size_t>(n));
   }
   out += R"(]},"stats":{"seriesFetched":")" + std::to_string(series) + "\"}}";

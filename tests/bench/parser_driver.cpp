@@ -1,7 +1,8 @@
 // A tiny driver for scripts/callgrind-parser.sh: parses one body N times with one variant, so
 // instructions per byte = (Ir(N) - Ir(0)) / (N * body bytes).
 //   parser_driver <alertd|alertd_chunked|split_rapidjson|rapidjson_sax|rapidjson_dom> <series|0> <N>
-// series 0 = vmalert's instant_response.json. Prints the body size and the series count.
+// series 0 = vmalert's instant_response.json; negative = generated with instance/pod scattered
+// (a new one on every series). Prints the body size and the series count.
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -28,7 +29,8 @@ int main(int argc, char** argv) {
     ss << in.rdbuf();
     body = alertd_bench::wrap_result_array(ss.str());
   } else {
-    body = alertd_bench::generate_instant_response(static_cast<size_t>(series));
+    body = series > 0 ? alertd_bench::generate_instant_response(static_cast<size_t>(series))
+                     : alertd_bench::generate_instant_response(static_cast<size_t>(-series), true);
   }
   core::QueryResult out;
   datasource::InstantParser parser;

@@ -388,3 +388,33 @@ TEST_CASE("vmalert's instant_response.json parses whole and chunked to 219 serie
   core::QueryResult bare;
   CHECK_FALSE(parse_response(array, bare));
 }
+
+TEST_CASE("a large matrix element grows the element arenas and parses the same again",
+          "[datasource][parser]") {
+  std::string values;
+  for (int i = 0; i < 5000; ++i) {
+    if (i != 0) values += ',';
+    values += "[" + std::to_string(1700000000 + i) + ".5,\"" + std::to_string(i) + "\"]";
+  }
+  const std::string body = envelope(R"([{"metric":{"a":"1"},"values":[)" + values +
+                                        R"(]},{"metric":{"a":"2"},"values":[[1,"1"]]}])",
+                                    "matrix");
+  InstantParser p;
+  core::QueryResult r;
+  for (int round = 0; round < 2; ++round) {
+    p.reset(r);
+    REQUIRE(p.feed(body));
+    REQUIRE(p.finish());
+    REQUIRE(r.size() == 2);
+    REQUIRE(r.samples(0).size() == 5000);
+    CHECK(r.samples(0)[4999].timestamp_ms == 1700004999500);
+    CHECK(r.samples(0)[4999].value == 4999);
+    CHECK(r.samples(1).size() == 1);
+  }
+  const std::string whole = dump(r);
+  std::vector<size_t> cuts;
+  for (size_t i = 997; i < body.size(); i += 997) cuts.push_back(i);
+  const auto chunked = run_chunks(body, cuts);
+  REQUIRE(chunked.ok);
+  CHECK(chunked.text == whole);
+}
