@@ -11,6 +11,7 @@ PACKAGES=(
   libbenchmark-dev libprotobuf-dev protobuf-compiler libsnappy-dev libssl-dev
   prometheus prometheus-alertmanager
   curl procps ca-certificates openssl valgrind python3
+  dpkg-dev file binutils systemd buildah debootstrap podman
 )
 
 missing=()
