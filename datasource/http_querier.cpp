@@ -85,6 +85,19 @@ namespace {
 
 using Shared = HttpQuerierFactory::Shared;
 
+// 'text' for a POSIX shell: single quotes, an embedded ' written as '\''.
+void append_shell_quoted(std::string& out, std::string_view text) {
+  out += '\'';
+  for (char c : text) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  out += '\'';
+}
+
 // One part of the query string: fixed text, or a per-query value (query, time, start, end).
 struct Part {
   enum class Kind { fixed, query, time, start, end };
@@ -151,6 +164,23 @@ class State : public std::enable_shared_from_this<State> {
       }
       if (!replaced) headers_.emplace_back(name, value);
     }
+  }
+
+  [[nodiscard]] std::string request_curl(std::string_view expr, core::TimePoint ts) const {
+    const std::string time = core::format_rfc3339_seconds(ts);
+    const std::string url = net::redact_url(
+        render(display_parts_.empty() ? parts_ : display_parts_, Args{expr, time, {}, {}}));
+    std::string out = "curl -X POST";
+    for (const auto& [name, value] : headers_) {
+      out += " -H ";
+      append_shell_quoted(out, name + ": " +
+                                   (core::iequals(name, "authorization") || net::looks_secret(name)
+                                        ? std::string("<secret>")
+                                        : value));
+    }
+    out += ' ';
+    append_shell_quoted(out, url);
+    return out;
   }
 
   void query(std::string_view expr, core::TimePoint ts, core::QueryResult& out, QueryDone done) {
@@ -342,6 +372,10 @@ class HttpQuerier final : public Querier {
   void query(std::string_view expr, core::TimePoint ts, core::QueryResult& out,
              QueryDone done) override {
     state_->query(expr, ts, out, std::move(done));
+  }
+  [[nodiscard]] std::string request_curl(std::string_view expr,
+                                         core::TimePoint ts) const override {
+    return state_->request_curl(expr, ts);
   }
 
  private:

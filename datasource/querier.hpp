@@ -38,6 +38,13 @@ class Querier {
   // `out` must stay alive until `done` runs.
   virtual void query(std::string_view expr, core::TimePoint ts, core::QueryResult& out,
                      QueryDone done) = 0;
+  // The request query(expr, ts) sends, as a shell-quoted curl command with secrets hidden (a
+  // rule's update history shows it, as vmalert's "curl" field). Default: none ("").
+  [[nodiscard]] virtual std::string request_curl(std::string_view expr, core::TimePoint ts) const {
+    (void)expr;
+    (void)ts;
+    return {};
+  }
 };
 
 class QuerierFactory {

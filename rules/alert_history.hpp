@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,7 +23,8 @@ struct RuleUpdate {
   std::string curl;            // the request as a curl command (secrets hidden), may be empty
 };
 
-// A ring buffer of the newest `capacity` updates (capacity >= 1).
+// A ring buffer of the newest `capacity` updates (capacity >= 1). Entries are immutable and
+// shared, so the API snapshot taken after every round copies pointers, not strings.
 class UpdateHistory {
  public:
   explicit UpdateHistory(size_t capacity = 20);
@@ -33,11 +35,12 @@ class UpdateHistory {
   [[nodiscard]] bool empty() const { return count_ == 0; }
   // Newest first.
   [[nodiscard]] std::vector<RuleUpdate> newest_first() const;
+  [[nodiscard]] std::vector<std::shared_ptr<const RuleUpdate>> shared_newest_first() const;
   [[nodiscard]] size_t capacity() const { return entries_.size(); }
   void clear();
 
  private:
-  std::vector<RuleUpdate> entries_;
+  std::vector<std::shared_ptr<const RuleUpdate>> entries_;
   size_t next_ = 0;
   size_t count_ = 0;
 };

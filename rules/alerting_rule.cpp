@@ -588,6 +588,7 @@ RuleView AlertingRule::describe() const {
   v.errors_total = s.errors_total;
   v.debug = s.debug;
   v.update_entries_limit = s.entries_limit;
+  v.updates = s.history.shared_newest_first();
   for (const auto& [id, a] : s.alerts) {
     if (a.state == AlertState::inactive) continue;
     if (a.state == AlertState::pending) ++v.pending;

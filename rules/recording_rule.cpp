@@ -155,6 +155,7 @@ RuleView RecordingRule::describe() const {
   v.errors_total = s.errors_total;
   v.debug = s.debug;
   v.update_entries_limit = s.entries_limit;
+  v.updates = s.history.shared_newest_first();
   return v;
 }
 

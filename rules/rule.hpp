@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -113,6 +114,8 @@ struct RuleView {
   bool debug = false;
   int update_entries_limit = 20;
   std::vector<AlertView> alerts;  // pending and firing, by ID
+  // The update history, newest first (API /api/v1/rule "updates"); shared, immutable entries.
+  std::vector<std::shared_ptr<const RuleUpdate>> updates;
 };
 
 class Rule {

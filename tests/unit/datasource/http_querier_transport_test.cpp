@@ -148,3 +148,32 @@ TEST_CASE("range querier: an instant answer to a range query is an error",
   CHECK((*got)->kind == core::ErrorKind::bad_response);
   CHECK_THAT((*got)->message, Catch::Contains("want matrix"));
 }
+
+TEST_CASE("querier: the request as curl, secrets hidden, shell-quoted", "[datasource][transport]") {
+  fakes::FakeTransport transport;
+  datasource::HttpQuerierOptions o;
+  o.url = "http://user:pw@ds.example:8428/?authKey=k1&tenant=a";  // userinfo goes as is
+  o.headers = "X-Scope: it's^^X-Api-Key: k2";
+  auto f = datasource::HttpQuerierFactory::create(transport, o);
+  REQUIRE(f.has_value());
+  auto querier = (*f)->build({});
+  const std::string curl = querier->request_curl("up{job='a'}", kTs);
+  CHECK(curl ==
+        "curl -X POST -H 'Content-Type: application/json' "
+        "-H 'X-Scope: it'\\''s' -H 'X-Api-Key: <secret>' "
+        "'http://ds.example:8428/api/v1/query?authKey=secret&query=up%7Bjob%3D%27a%27%7D&"
+        "step=300s&tenant=a&time=2026-12-02T10%3A46%3A15Z'");
+  CHECK(transport.requests.empty());  // describing a request sends nothing
+}
+
+TEST_CASE("querier: bearer auth is hidden in the curl command", "[datasource][transport]") {
+  fakes::FakeTransport transport;
+  datasource::HttpQuerierOptions o;
+  o.url = "http://ds.example:8428";
+  o.bearer_token = "tok";
+  auto f = datasource::HttpQuerierFactory::create(transport, o);
+  REQUIRE(f.has_value());
+  const std::string curl = (*f)->build({})->request_curl("up", kTs);
+  CHECK_THAT(curl, Catch::Contains("-H 'Authorization: <secret>'"));
+  CHECK_THAT(curl, !Catch::Contains("tok"));
+}
