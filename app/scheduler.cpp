@@ -186,6 +186,7 @@ void GroupScheduler::launch(size_t i) {
   Slot& slot = *slots_[i];
   slot.info = {};
   slot.info.started = deps_.clock.now();
+  slot.info.curl = querier_->request_curl(group_->rule(i).expr(), times_.query_ts);
   slot.started = deps_.clock.monotonic();
   deps_.counters.execution_total.fetch_add(1, std::memory_order_relaxed);
   // The querier completes on the loop (possibly before query() returns, as fakes do).
@@ -403,6 +404,9 @@ void GroupScheduler::publish() {
   snap->eval_delay = spec.eval_delay;
   snap->concurrency = spec.effective_concurrency;
   snap->labels = spec.labels;
+  snap->params = api_params(spec.params);
+  snap->headers = api_headers(spec.headers);
+  snap->notifier_headers = api_headers(spec.notifier_headers);
   snap->last_evaluation = has_last_eval_ ? last_eval_ts_ : core::TimePoint{};
   snap->iterations_total = iterations_;
   snap->iterations_missed_total = missed_;

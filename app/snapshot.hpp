@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/labels.hpp"
@@ -33,6 +34,11 @@ struct GroupSnapshot {
   std::optional<core::Duration> eval_delay;
   int concurrency = 1;
   core::Labels labels;
+  // As vmalert's API shows them: "name=value" per query parameter, "Name: value" per header,
+  // sorted by name (values of secret-looking headers hidden).
+  std::vector<std::string> params;
+  std::vector<std::string> headers;
+  std::vector<std::string> notifier_headers;
   core::TimePoint last_evaluation{};
   uint64_t iterations_total = 0;
   uint64_t iterations_missed_total = 0;
@@ -40,6 +46,12 @@ struct GroupSnapshot {
   double iteration_seconds_sum = 0;
   std::vector<RuleSnapshot> rules;
 };
+
+// GroupSnapshot::params and headers from a group's spec (implemented in app/api.cpp).
+[[nodiscard]] std::vector<std::string> api_params(
+    const std::vector<std::pair<std::string, std::vector<std::string>>>& params);
+[[nodiscard]] std::vector<std::string> api_headers(
+    const std::vector<std::pair<std::string, std::string>>& headers);
 
 // Holds the latest snapshot of every group, keyed by group ID.
 class SnapshotStore {
@@ -51,6 +63,12 @@ class SnapshotStore {
   void remove(uint64_t group_id) {
     std::lock_guard lock(mu_);
     groups_.erase(group_id);
+  }
+  // The group with this ID, or null.
+  [[nodiscard]] std::shared_ptr<const GroupSnapshot> get(uint64_t group_id) const {
+    std::lock_guard lock(mu_);
+    auto it = groups_.find(group_id);
+    return it == groups_.end() ? nullptr : it->second;
   }
   // Every group, sorted by name then file (vmalert's order).
   [[nodiscard]] std::vector<std::shared_ptr<const GroupSnapshot>> all() const;

@@ -47,6 +47,10 @@ class Notifier {
   [[nodiscard]] virtual std::string addr() const = 0;
   // Counters so far (a copy). Default: none kept.
   [[nodiscard]] virtual NotifierStats stats() const { return {}; }
+  // How the target was found, as /api/v1/notifiers groups them: "static" (-notifier.url,
+  // static_configs), "consulSD", "dnsSD"; and its labels after relabeling (none for flags).
+  [[nodiscard]] virtual std::string kind() const { return "static"; }
+  [[nodiscard]] virtual core::Labels target_labels() const { return {}; }
 };
 
 }  // namespace notifier

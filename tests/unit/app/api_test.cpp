@@ -85,7 +85,7 @@ TEST_CASE("routes: health, metrics, 404", "[app]") {
   CHECK(get("/vmalert/api/v1/alerts?x=1").status == 200);
   const auto missing = get("/nope");
   CHECK(missing.status == 404);
-  CHECK_THAT(missing.body, Catch::Contains(R"("errorType":404)"));
+  CHECK_THAT(missing.body, Catch::Contains(R"("errorType":"not_found")"));
 }
 
 TEST_CASE("metric values print like Prometheus", "[app]") {
