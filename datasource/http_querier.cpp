@@ -46,32 +46,6 @@ std::string whole_seconds(core::Duration d) {
 
 }  // namespace
 
-core::Result<net::Headers> parse_header_list(std::string_view list) {
-  net::Headers out;
-  if (trim(list).empty()) return out;
-  size_t index = 0;
-  while (true) {
-    const size_t sep = list.find("^^");
-    const std::string_view item = list.substr(0, sep);
-    ++index;
-    const size_t colon = item.find(':');
-    if (colon == std::string_view::npos) {
-      return core::fail("header #" + std::to_string(index) +
-                            " has no ':'; expecting \"Name: value\" entries separated by \"^^\"",
-                        core::ErrorKind::bad_config);
-    }
-    const std::string_view name = trim(item.substr(0, colon));
-    if (name.empty()) {
-      return core::fail("header #" + std::to_string(index) + " has an empty name",
-                        core::ErrorKind::bad_config);
-    }
-    out.emplace_back(std::string(name), std::string(trim(item.substr(colon + 1))));
-    if (sep == std::string_view::npos) break;
-    list.remove_prefix(sep + 2);
-  }
-  return out;
-}
-
 struct HttpQuerierFactory::Shared {
   net::Transport* client = nullptr;
   HttpQuerierOptions options;

@@ -44,6 +44,7 @@
 #include "core/time.hpp"
 #include "datasource/querier.hpp"
 #include "net/transport.hpp"
+#include "net/url.hpp"
 
 namespace datasource {
 
@@ -75,9 +76,8 @@ struct HttpQuerierOptions {
   bool show_url = false;
 };
 
-// Splits "-datasource.headers" ("K: v^^K2: v2"); an entry without ':' is an error that names
-// its position but not its content (values may be secrets).
-core::Result<net::Headers> parse_header_list(std::string_view list);
+// -datasource.headers is split by net::parse_header_list ("K: v^^K2: v2").
+using net::parse_header_list;
 
 class HttpQuerierFactory final : public QuerierFactory, public RangeQuerierFactory {
  public:

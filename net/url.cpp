@@ -20,6 +20,12 @@ std::string Url::host_port() const {
 
 namespace {
 
+std::string_view trim_blank(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
 int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -241,6 +247,33 @@ std::string base64_encode(std::string_view data) {
     out.push_back(kAlphabet[(v >> 12) & 63]);
     out.push_back(rest == 2 ? kAlphabet[(v >> 6) & 63] : '=');
     out.push_back('=');
+  }
+  return out;
+}
+
+core::Result<std::vector<std::pair<std::string, std::string>>> parse_header_list(
+    std::string_view list) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (trim_blank(list).empty()) return out;
+  size_t index = 0;
+  while (true) {
+    const size_t sep = list.find("^^");
+    const std::string_view item = list.substr(0, sep);
+    ++index;
+    const size_t colon = item.find(':');
+    if (colon == std::string_view::npos) {
+      return core::fail("header #" + std::to_string(index) +
+                            " has no ':'; expecting \"Name: value\" entries separated by \"^^\"",
+                        core::ErrorKind::bad_config);
+    }
+    const std::string_view name = trim_blank(item.substr(0, colon));
+    if (name.empty()) {
+      return core::fail("header #" + std::to_string(index) + " has an empty name",
+                        core::ErrorKind::bad_config);
+    }
+    out.emplace_back(std::string(name), std::string(trim_blank(item.substr(colon + 1))));
+    if (sep == std::string_view::npos) break;
+    list.remove_prefix(sep + 2);
   }
   return out;
 }

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "core/error.hpp"
 
@@ -50,6 +52,12 @@ void append_query_escaped(std::string& out, std::string_view s);
 
 // Percent-decoding of a query component ('+' -> space); invalid escapes are kept verbatim.
 std::string query_unescape(std::string_view s);
+
+// Splits a -*.headers flag value ("K: v^^K2: v2"), names and values trimmed of blanks; an
+// entry without ':' is an error (kind bad_config) that names its position but not its content
+// (values may be secrets).
+core::Result<std::vector<std::pair<std::string, std::string>>> parse_header_list(
+    std::string_view list);
 
 // Standard base64 with padding (basic auth headers).
 std::string base64_encode(std::string_view data);

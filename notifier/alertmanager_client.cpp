@@ -1,54 +1,19 @@
 #include "notifier/alertmanager_client.hpp"
 
-#include <cctype>
 #include <string_view>
 #include <utility>
 
+#include "core/strings.hpp"
+#include "net/url.hpp"
 #include "notifier/alertmanager_payload.hpp"
 
 namespace notifier {
 namespace {
 
-std::string base64(std::string_view in) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((in.size() + 2) / 3 * 4);
-  size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    const uint32_t v = (static_cast<uint32_t>(static_cast<unsigned char>(in[i])) << 16) |
-                       (static_cast<uint32_t>(static_cast<unsigned char>(in[i + 1])) << 8) |
-                       static_cast<uint32_t>(static_cast<unsigned char>(in[i + 2]));
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += kAlphabet[(v >> 6) & 63];
-    out += kAlphabet[v & 63];
-  }
-  if (i < in.size()) {
-    uint32_t v = static_cast<uint32_t>(static_cast<unsigned char>(in[i])) << 16;
-    if (i + 1 < in.size()) v |= static_cast<uint32_t>(static_cast<unsigned char>(in[i + 1])) << 8;
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += i + 1 < in.size() ? kAlphabet[(v >> 6) & 63] : '=';
-    out += '=';
-  }
-  return out;
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i])))
-      return false;
-  }
-  return true;
-}
-
 // Sets name: value, replacing a header of the same name (case-insensitive).
 void set_header(net::Headers& headers, std::string_view name, std::string_view value) {
   for (auto& [k, v] : headers) {
-    if (iequals(k, name)) {
+    if (core::iequals(k, name)) {
       v.assign(value);
       return;
     }
@@ -58,13 +23,26 @@ void set_header(net::Headers& headers, std::string_view name, std::string_view v
 
 }  // namespace
 
+std::string alertmanager_post_url(std::string_view base) {
+  base = base.substr(0, base.find('#'));
+  const size_t qmark = base.find('?');
+  std::string_view path = base.substr(0, qmark);
+  const size_t authority = path.find("://");
+  const size_t keep = authority == std::string_view::npos ? 0 : authority + 3;
+  while (path.size() > keep && path.back() == '/') path.remove_suffix(1);
+  std::string out(path);
+  out += "/api/v2/alerts";
+  if (qmark != std::string_view::npos) out.append(base.substr(qmark));
+  return out;
+}
+
 AlertmanagerClient::AlertmanagerClient(net::Transport& http, AlertmanagerTarget target)
     : http_(http), target_(std::move(target)) {
-  addr_ = target_.url;
-  while (!addr_.empty() && addr_.back() == '/') addr_.pop_back();
-  addr_ += "/api/v2/alerts";
+  post_url_ = alertmanager_post_url(target_.url);
+  addr_ = target_.show_url ? post_url_ : net::redact_url_secrets(post_url_);
   if (!target_.basic_auth_username.empty() || !target_.basic_auth_password.empty()) {
-    auth_header_ = "Basic " + base64(target_.basic_auth_username + ":" + target_.basic_auth_password);
+    auth_header_ =
+        "Basic " + net::base64_encode(target_.basic_auth_username + ":" + target_.basic_auth_password);
   } else if (!target_.bearer_token.empty()) {
     auth_header_ = "Bearer " + target_.bearer_token;
   }
@@ -82,7 +60,8 @@ void AlertmanagerClient::send(std::span<const Alert> alerts,
 
   net::Request req;
   req.method = "POST";
-  req.url = addr_;
+  req.url = post_url_;
+  req.display_url = addr_;
   req.timeout = target_.timeout;
   req.max_response_bytes = target_.max_response_bytes;
   req.body.reserve(count * 512);
@@ -110,7 +89,7 @@ void AlertmanagerClient::on_response(size_t count, core::Result<net::Response> r
   }
   if (r->status < 200 || r->status > 299) {
     std::string msg = prefix + "invalid SC " + std::to_string(r->status) + " from \"" + addr_ +
-                      "\"; response body: " + r->body;
+                      "\"; response body: " + core::clip(r->body);
     record_error(count, msg);
     done(core::Error{std::move(msg)});
     return;

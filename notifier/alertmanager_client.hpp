@@ -4,7 +4,10 @@
 // Errors (SendDone and stats().last_error), all prefixed with the target:
 //   failed to send alerts to addr "<addr>": Post "<addr>": <transport error>   (net's text)
 //   failed to send alerts to addr "<addr>": invalid SC 500 from "<addr>"; response body: <body>
-// where <addr> is the full POST URL (vmalert's Addr()). Any 2xx is success. No retries.
+// where <addr> is addr(): the POST URL (vmalert's Addr()) with its userinfo removed and the
+// values of secret-looking query arguments replaced by "secret", unless show_url
+// (-notifier.showURL). The body is clipped to core::kMaxErrorBody. Any 2xx is success. No
+// retries.
 #pragma once
 
 #include <atomic>
@@ -12,6 +15,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -22,8 +26,11 @@ namespace notifier {
 
 struct AlertmanagerTarget {
   // Base URL as given by -notifier.url (or scheme://addr/path_prefix from -notifier.config);
-  // "/api/v2/alerts" is appended (a trailing '/' of the base is dropped first).
+  // "/api/v2/alerts" is appended to its path, before any query string (alertmanager_post_url).
+  // Userinfo in it is sent as basic auth unless an Authorization header is configured.
   std::string url;
+  // -notifier.showURL: addr(), metrics, logs and errors show the URL with its secrets.
+  bool show_url = false;
   std::chrono::milliseconds timeout{10000};  // -notifier.sendTimeout
   std::string basic_auth_username;           // set: Authorization: Basic ...
   std::string basic_auth_password;
@@ -32,6 +39,13 @@ struct AlertmanagerTarget {
   // Cap on the (error) response body kept.
   size_t max_response_bytes = 1 << 20;
 };
+
+// The URL alerts are POSTed to: `base`'s path (trailing '/' dropped) + "/api/v2/alerts", then
+// `base`'s query string; a fragment is dropped.
+//   "http://am:9093/"            -> "http://am:9093/api/v2/alerts"
+//   "http://am/prefix?tenant=a"  -> "http://am/prefix/api/v2/alerts?tenant=a"
+// (vmalert appends after the query string, which moves the path into the last argument.)
+[[nodiscard]] std::string alertmanager_post_url(std::string_view base);
 
 // The client must outlive its in-flight requests (the transport's callbacks capture it): stop
 // or close the transport and drain the io_context before destroying it.
@@ -54,7 +68,8 @@ class AlertmanagerClient final : public Notifier {
 
   net::Transport& http_;
   AlertmanagerTarget target_;
-  std::string addr_;  // url + /api/v2/alerts
+  std::string post_url_;  // alertmanager_post_url(url): what is sent to, secrets included
+  std::string addr_;      // post_url_ as shown (redacted unless show_url)
   std::string auth_header_;  // precomputed Authorization value, may be empty
   std::atomic<uint64_t> sent_{0};
   std::atomic<uint64_t> errors_{0};

@@ -196,3 +196,40 @@ TEST_CASE("a dead Alertmanager port gives the connection error", "[integration][
   CHECK(s.client.stats().errors == 1);
   CHECK(s.client.stats().sent == 1);
 }
+
+TEST_CASE("a URL with a query string: the path goes before it, secrets stay hidden",
+          "[integration][notifier]") {
+  const std::string base = env("ALERTD_IT_AM_URL");
+  const std::string name = "AlertdNotifierQueryIT" + run_id();
+  // Before: ".../?tenant=a&token=t1/api/v2/alerts" POSTed to "/" and Alertmanager refused it.
+  Sender s({.url = base + "/?tenant=a&token=t1"});
+  CHECK(s.client.addr() == base + "/api/v2/alerts?tenant=a&token=secret");
+  const auto t0 = now_ms();
+  REQUIRE_FALSE(s.send({alert(name, "q:9100", t0, t0 + 5min)}));
+  CHECK(stored(base, name).size() == 1);
+}
+
+TEST_CASE("Alertmanager behind basic auth, credentials in the URL: stored, never shown",
+          "[integration][notifier]") {
+  const std::string base = env("ALERTD_IT_AM_AUTH_URL");
+  const std::string user = env("ALERTD_IT_USER");
+  const std::string password = env("ALERTD_IT_PASSWORD");
+  const std::string name = "AlertdNotifierUserinfoIT" + run_id();
+  const std::string hostport = base.substr(std::string("http://").size());
+  const auto t0 = now_ms();
+  {
+    Sender wrong({.url = "http://" + user + ":wrong-" + password + "@" + hostport});
+    auto err = wrong.send({alert(name, "a:9100", t0, t0 + 5min)});
+    REQUIRE(err);
+    CHECK(err->message.rfind("failed to send alerts to addr \"" + base +
+                                 "/api/v2/alerts\": invalid SC 401 from \"" + base +
+                                 "/api/v2/alerts\"",
+                             0) == 0);
+    CHECK(err->message.find(password) == std::string::npos);
+    CHECK(wrong.client.stats().last_error.find(password) == std::string::npos);
+  }
+  Sender s({.url = "http://" + user + ":" + password + "@" + hostport});
+  CHECK(s.client.addr() == base + "/api/v2/alerts");
+  REQUIRE_FALSE(s.send({alert(name, "a:9100", t0, t0 + 5min)}));
+  CHECK(stored(base, name, "Basic YWxlcnRkOmFsZXJ0ZC1pdC1wYXNz").size() == 1);
+}

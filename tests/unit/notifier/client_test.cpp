@@ -14,6 +14,7 @@
 
 #include "net/http_client.hpp"
 #include "net/http_server.hpp"
+#include "net/url.hpp"
 #include "notifier/alertmanager_payload.hpp"
 
 namespace {
@@ -198,4 +199,105 @@ TEST_CASE("blackhole counts and drops", "[notifier][client]") {
   CHECK(bh.addr() == "blackhole");
   CHECK(bh.stats().sent == 2);
   CHECK(bh.stats().errors == 0);
+}
+
+TEST_CASE("alertmanager_post_url puts the path before the query string", "[notifier][client]") {
+  struct Case {
+    std::string base, want;
+  };
+  const std::vector<Case> cases = {
+      {"http://am:9093", "http://am:9093/api/v2/alerts"},
+      {"http://am:9093/", "http://am:9093/api/v2/alerts"},
+      {"http://am:9093/prefix//", "http://am:9093/prefix/api/v2/alerts"},
+      {"http://am/prefix?tenant=a&x=1", "http://am/prefix/api/v2/alerts?tenant=a&x=1"},
+      {"http://am/?token=s", "http://am/api/v2/alerts?token=s"},
+      {"http://am?token=s", "http://am/api/v2/alerts?token=s"},
+      {"http://am/p#frag", "http://am/p/api/v2/alerts"},
+      {"https://u:p@am/p?a=b#f", "https://u:p@am/p/api/v2/alerts?a=b"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.base);
+    CHECK(notifier::alertmanager_post_url(c.base) == c.want);
+  }
+}
+
+TEST_CASE("client: the URL's secrets stay out of addr, errors and lastError",
+          "[notifier][client]") {
+  boost::asio::io_context ioc;
+  FakeAlertmanager am(ioc);
+  am.response.status = 500;
+  am.response.body = "boom";
+  net::HttpClient http(ioc, {});
+  const std::string hostport = am.url().substr(std::string("http://").size());
+  notifier::AlertmanagerTarget target;
+  target.url = "http://alice:s3cr%2Bt+x@" + hostport + "/am/?authKey=k1&tenant=t1";
+  notifier::AlertmanagerClient client(http, target);
+  const std::string shown = am.url() + "/am/api/v2/alerts?authKey=secret&tenant=t1";
+  CHECK(client.addr() == shown);
+
+  auto err = send_and_wait(ioc, client, two_alerts());
+  REQUIRE(err);
+  CHECK(err->message == "failed to send alerts to addr \"" + shown + "\": invalid SC 500 from \"" +
+                            shown + "\"; response body: boom");
+  CHECK(client.stats().last_error == err->message);
+  for (const std::string& text : {err->message, client.addr()}) {
+    CHECK(text.find("alice") == std::string::npos);
+    CHECK(text.find("s3cr") == std::string::npos);
+    CHECK(text.find("k1") == std::string::npos);
+  }
+  // What was sent: the real query string after the path, the userinfo as basic auth, decoded
+  // as Go does ('+' stays '+', %2B is '+').
+  REQUIRE(am.requests.size() == 1);
+  CHECK(am.requests[0].target == "/am/api/v2/alerts?authKey=k1&tenant=t1");
+  CHECK(header(am.requests[0], "Authorization") ==
+        "Basic " + net::base64_encode("alice:s3cr+t+x"));
+  http.close();
+  am.server.stop();
+}
+
+TEST_CASE("client: -notifier.showURL shows the whole URL", "[notifier][client]") {
+  boost::asio::io_context ioc;
+  net::HttpClient http(ioc, {});
+  notifier::AlertmanagerClient client(
+      http, {.url = "http://u:p@am:9093/?token=t", .show_url = true});
+  CHECK(client.addr() == "http://u:p@am:9093/api/v2/alerts?token=t");
+}
+
+TEST_CASE("client: a transport error names the redacted URL", "[notifier][client]") {
+  boost::asio::io_context ioc;
+  std::string dead_url;
+  {
+    FakeAlertmanager am(ioc);
+    dead_url = am.url();
+    am.server.stop();
+  }
+  ioc.restart();
+  ioc.poll();
+  net::HttpClient http(ioc, {});
+  const std::string hostport = dead_url.substr(std::string("http://").size());
+  notifier::AlertmanagerClient client(
+      http, {.url = "http://u:pw@" + hostport + "?api_key=zz", .timeout = 2s});
+  auto err = send_and_wait(ioc, client, two_alerts());
+  REQUIRE(err);
+  const std::string addr = dead_url + "/api/v2/alerts?api_key=secret";
+  CHECK(err->message.rfind(
+            "failed to send alerts to addr \"" + addr + "\": Post \"" + addr + "\": ", 0) == 0);
+  CHECK(err->message.find("pw") == std::string::npos);
+  CHECK(err->message.find("zz") == std::string::npos);
+  http.close();
+}
+
+TEST_CASE("client: a huge error body is clipped", "[notifier][client]") {
+  boost::asio::io_context ioc;
+  FakeAlertmanager am(ioc);
+  am.response.status = 503;
+  am.response.body = std::string(100'000, 'x');
+  net::HttpClient http(ioc, {});
+  notifier::AlertmanagerClient client(http, {.url = am.url()});
+  auto err = send_and_wait(ioc, client, two_alerts());
+  REQUIRE(err);
+  CHECK(err->message.size() < core::kMaxErrorBody + 300);
+  CHECK(err->message.find("more bytes") != std::string::npos);
+  http.close();
+  am.server.stop();
 }
