@@ -21,7 +21,9 @@
 #include "app/logging.hpp"
 #include "app/manager.hpp"
 #include "app/notifier_set.hpp"
+#include "app/notifier_targets.hpp"
 #include "app/replay.hpp"
+#include "app/secret_file.hpp"
 #include "app/snapshot.hpp"
 #include "app/state_file.hpp"
 #include "config/glob.hpp"
@@ -118,19 +120,6 @@ std::string default_external_url(const std::string& listen_addr) {
   return "http://" + std::string(host) + ":" + port;
 }
 
-std::string read_secret_file(const std::string& path, std::string& err) {
-  std::ifstream in(path);
-  if (!in) {
-    err = "cannot read " + path;
-    return {};
-  }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string s = ss.str();
-  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
-  return s;
-}
-
 // Everything a (re)load produces, built off the loop (files and URLs are read here).
 struct LoadedConfig {
   std::shared_ptr<const templates::TemplateSet> templates;
@@ -211,15 +200,16 @@ core::Result<datasource::HttpQuerierOptions> querier_options(const Flags& flags,
   ds.basic_auth_username = e.basic_auth_username;
   ds.basic_auth_password = e.basic_auth_password;
   if (!e.basic_auth_password_file.empty()) {
-    std::string err;
-    ds.basic_auth_password = read_secret_file(e.basic_auth_password_file, err);
-    if (!err.empty()) return core::fail(std::string(e.prefix) + ".basicAuth.passwordFile: " + err);
+    auto secret = read_secret_file(std::string(e.prefix) + ".basicAuth.passwordFile",
+                                   e.basic_auth_password_file);
+    if (!secret) return core::fail(secret.error());
+    ds.basic_auth_password = std::move(*secret);
   }
   ds.bearer_token = e.bearer_token;
   if (!e.bearer_token_file.empty()) {
-    std::string err;
-    ds.bearer_token = read_secret_file(e.bearer_token_file, err);
-    if (!err.empty()) return core::fail(std::string(e.prefix) + ".bearerTokenFile: " + err);
+    auto secret = read_secret_file(std::string(e.prefix) + ".bearerTokenFile", e.bearer_token_file);
+    if (!secret) return core::fail(secret.error());
+    ds.bearer_token = std::move(*secret);
   }
   ds.query_timeout =
       std::chrono::duration_cast<std::chrono::milliseconds>(flags.datasource_query_timeout);
@@ -238,25 +228,6 @@ net::ClientOptions client_options(const Flags& flags, const EndpointFlags& e) {
   o.tls.insecure_skip_verify = e.tls_insecure_skip_verify;
   o.max_concurrent = static_cast<size_t>(std::max(0, flags.datasource_max_concurrent_queries));
   return o;
-}
-
-std::vector<std::shared_ptr<notifier::Notifier>> make_notifiers(const Flags& flags,
-                                                                net::HttpClient& http) {
-  std::vector<std::shared_ptr<notifier::Notifier>> out;
-  if (flags.notifier_blackhole) {
-    out.push_back(std::make_shared<notifier::BlackholeNotifier>());
-    return out;
-  }
-  for (const auto& url : flags.notifier_url) {
-    notifier::AlertmanagerTarget t;
-    t.url = url;
-    t.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(flags.notifier_send_timeout);
-    t.basic_auth_username = flags.notifier_basic_auth_username;
-    t.basic_auth_password = flags.notifier_basic_auth_password;
-    t.bearer_token = flags.notifier_bearer_token;
-    out.push_back(std::make_shared<notifier::AlertmanagerClient>(http, std::move(t)));
-  }
-  return out;
 }
 
 // Rule errors and warnings to the log; the error to return when the load failed.
@@ -401,9 +372,13 @@ int run(const Flags& flags) {
     spdlog::critical("-datasource.url: {}", factory.error().message);
     return 1;
   }
-  net::HttpClient am_http(io, net::ClientOptions{});
+  auto notifier_clients = NotifierClients::create(io, flags);
+  if (!notifier_clients) {
+    spdlog::critical("{}", notifier_clients.error().message);
+    return 1;
+  }
   NotifierSet notifiers;
-  notifiers.set(make_notifiers(flags, am_http));
+  notifiers.set((*notifier_clients)->notifiers());
   datasource::NullSeriesWriter series;
   SnapshotStore store;
 
@@ -582,7 +557,7 @@ int run(const Flags& flags) {
     config_check.cancel();
     asio::post(http_io, [&server] { server.stop(); });
     ds_http.close();
-    am_http.close();
+    (*notifier_clients)->close();
     if (rr_http) rr_http->close();
     signals.cancel();
     // Anything still in flight gets 4 s, then the loop is stopped: exit within 5 s.

@@ -13,7 +13,7 @@ namespace po = boost::program_options;
 
 namespace {
 
-enum class Kind { string, boolean, duration, integer, size, array, labels };
+enum class Kind { string, boolean, duration, integer, size, array, bool_array, labels };
 
 struct FlagDef {
   const char* name;
@@ -87,6 +87,15 @@ std::string parse_dur(const std::string& v, core::Duration& out) {
   [](Flags& f, const std::string& v) {                                \
     for (auto& item : split_array_flag(v)) f.field.push_back(item);   \
     return std::string();                                             \
+  }
+#define BOOL_ARRAY(field)                                            \
+  [](Flags& f, const std::string& v) {                               \
+    for (auto& item : split_array_flag(v)) {                         \
+      bool b = false;                                                \
+      if (auto err = parse_bool(item, b); !err.empty()) return err;  \
+      f.field.push_back(b);                                          \
+    }                                                                \
+    return std::string();                                            \
   }
 
 const std::vector<FlagDef>& flag_defs() {
@@ -212,18 +221,50 @@ const std::vector<FlagDef>& flag_defs() {
        INT(datasource_max_concurrent_queries)},
 
       {"notifier.url", Kind::array, "",
-       "Alertmanager URL; /api/v2/alerts is appended. Repeatable.", ARRAY(notifier_url)},
+       "Prometheus Alertmanager URL, e.g. http://127.0.0.1:9093; /api/v2/alerts is appended to "
+       "its path. Repeatable.",
+       ARRAY(notifier_url)},
       {"notifier.blackhole", Kind::boolean, "false",
        "Evaluate and count alerts but send them nowhere.", BOOL(notifier_blackhole)},
       {"notifier.sendTimeout", Kind::duration, "10s", "Deadline of one notification request.",
        DUR(notifier_send_timeout)},
-      {"notifier.basicAuth.username", Kind::string, "", "Basic auth user for Alertmanager.",
-       STR(notifier_basic_auth_username)},
-      {"notifier.basicAuth.password", Kind::string, "", "Basic auth password for Alertmanager.",
-       STR(notifier_basic_auth_password)},
-      {"notifier.bearerToken", Kind::string, "", "Bearer token for Alertmanager.",
-       STR(notifier_bearer_token)},
-      {"notifier.showURL", Kind::boolean, "false", "Show full notifier URLs in logs.",
+      {"notifier.basicAuth.username", Kind::array, "",
+       "Optional basic auth username for -notifier.url.", ARRAY(notifier_basic_auth_username)},
+      {"notifier.basicAuth.password", Kind::array, "",
+       "Optional basic auth password for -notifier.url.", ARRAY(notifier_basic_auth_password)},
+      {"notifier.basicAuth.passwordFile", Kind::array, "",
+       "Optional path to basic auth password file for -notifier.url.",
+       ARRAY(notifier_basic_auth_password_file)},
+      {"notifier.bearerToken", Kind::array, "", "Optional bearer token for -notifier.url.",
+       ARRAY(notifier_bearer_token)},
+      {"notifier.bearerTokenFile", Kind::array, "",
+       "Optional path to bearer token file for -notifier.url.", ARRAY(notifier_bearer_token_file)},
+      {"notifier.headers", Kind::array, "",
+       "Optional HTTP headers to send with each request to the corresponding -notifier.url, "
+       "\"Name: value\" separated by ^^.",
+       ARRAY(notifier_headers)},
+      {"notifier.tlsCAFile", Kind::array, "",
+       "Optional path to TLS CA file to use for verifying connections to -notifier.url. By "
+       "default, system CA is used.",
+       ARRAY(notifier_tls_ca_file)},
+      {"notifier.tlsCertFile", Kind::array, "",
+       "Optional path to client-side TLS certificate file to use when connecting to "
+       "-notifier.url.",
+       ARRAY(notifier_tls_cert_file)},
+      {"notifier.tlsKeyFile", Kind::array, "",
+       "Optional path to client-side TLS certificate key to use when connecting to "
+       "-notifier.url.",
+       ARRAY(notifier_tls_key_file)},
+      {"notifier.tlsServerName", Kind::array, "",
+       "Optional TLS server name to use for connections to -notifier.url. By default, the "
+       "server name from -notifier.url is used.",
+       ARRAY(notifier_tls_server_name)},
+      {"notifier.tlsInsecureSkipVerify", Kind::bool_array, "",
+       "Whether to skip tls verification when connecting to -notifier.url.",
+       BOOL_ARRAY(notifier_tls_insecure_skip_verify)},
+      {"notifier.showURL", Kind::boolean, "false",
+       "Whether to avoid stripping sensitive information such as passwords from URL in log "
+       "messages or UI for -notifier.url.",
        BOOL(notifier_show_url)},
 
       {"httpListenAddr", Kind::string, ":8880", "Address of the HTTP server.",
@@ -310,6 +351,7 @@ const std::vector<FlagDef>& flag_defs() {
 #undef DUR
 #undef INT
 #undef ARRAY
+#undef BOOL_ARRAY
 
 // Go's flag.PrintDefaults, after vmalert's description: flags sorted by name, each as
 //   -name type
@@ -336,11 +378,12 @@ std::string help_text() {
       case Kind::integer: type = "int"; break;
       case Kind::size: type = "size"; break;
       case Kind::array:
+      case Kind::bool_array:
       case Kind::labels: type = "array"; break;
     }
     if (!type.empty()) out << " " << type;
     out << "\n    \t" << d->help;
-    if (d->kind == Kind::array || d->kind == Kind::labels) {
+    if (d->kind == Kind::array || d->kind == Kind::bool_array || d->kind == Kind::labels) {
       out << "\n    \tSupports an array of values separated by comma or specified via multiple "
              "flags.";
     }
@@ -384,7 +427,9 @@ std::vector<std::string> split_array_flag(const std::string& value) {
     }
     cur += c;
   }
-  if (!cur.empty() || out.empty()) out.push_back(cur);
+  // "a," is {"a", ""} as in Go's flagutil: index-matched arrays (-notifier.*) need the empty
+  // value to say "nothing for the second URL".
+  out.push_back(cur);
   return out;
 }
 
@@ -393,6 +438,10 @@ core::Result<ParseFlagsResult> parse_flags(int argc, const char* const* argv) {
   for (const auto& d : flag_defs()) {
     if (d.kind == Kind::boolean) {
       desc.add_options()(d.name, po::value<std::string>()->implicit_value("true"));
+    } else if (d.kind == Kind::bool_array) {
+      // Go's flagutil.ArrayBool is a boolean flag: bare "-name" means true.
+      desc.add_options()(d.name, po::value<std::vector<std::string>>()->composing()->implicit_value(
+                                     std::vector<std::string>{"true"}, "true"));
     } else if (d.kind == Kind::array || d.kind == Kind::labels) {
       desc.add_options()(d.name, po::value<std::vector<std::string>>()->composing());
     } else {
@@ -434,7 +483,7 @@ core::Result<ParseFlagsResult> parse_flags(int argc, const char* const* argv) {
   for (const auto& d : flag_defs()) {
     if (!vm.count(d.name)) continue;
     std::vector<std::string> values;
-    if (d.kind == Kind::array || d.kind == Kind::labels) {
+    if (d.kind == Kind::array || d.kind == Kind::bool_array || d.kind == Kind::labels) {
       values = vm[d.name].as<std::vector<std::string>>();
     } else {
       values.push_back(vm[d.name].as<std::string>());

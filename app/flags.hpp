@@ -75,9 +75,18 @@ struct Flags {
   std::vector<std::string> notifier_url;
   bool notifier_blackhole = false;
   core::Duration notifier_send_timeout = std::chrono::seconds(10);
-  std::string notifier_basic_auth_username;
-  std::string notifier_basic_auth_password;
-  std::string notifier_bearer_token;
+  // Per -notifier.url, index-matched as vmalert's array flags (see optional_arg).
+  std::vector<std::string> notifier_basic_auth_username;
+  std::vector<std::string> notifier_basic_auth_password;
+  std::vector<std::string> notifier_basic_auth_password_file;
+  std::vector<std::string> notifier_bearer_token;
+  std::vector<std::string> notifier_bearer_token_file;
+  std::vector<std::string> notifier_headers;  // each "K: v^^K2: v2"
+  std::vector<std::string> notifier_tls_ca_file;
+  std::vector<std::string> notifier_tls_cert_file;
+  std::vector<std::string> notifier_tls_key_file;
+  std::vector<std::string> notifier_tls_server_name;
+  std::vector<bool> notifier_tls_insecure_skip_verify;
   bool notifier_show_url = false;
 
   // HTTP server and identity.
@@ -115,7 +124,18 @@ struct ParseFlagsResult {
 // Parses argv. An unknown flag or a bad value is an error whose message names the flag.
 [[nodiscard]] core::Result<ParseFlagsResult> parse_flags(int argc, const char* const* argv);
 
-// Splits a vmalert array flag value at top-level commas (not inside quotes, [] or {}).
+// The value of an array flag for the i-th -notifier.url, as vmalert's GetOptionalArg: the i-th
+// value; past the end, the only value when exactly one was given (it applies to every URL),
+// else the zero value.
+template <typename T>
+[[nodiscard]] T optional_arg(const std::vector<T>& values, size_t i) {
+  if (i < values.size()) return values[i];
+  if (values.size() == 1) return values.front();
+  return T{};
+}
+
+// Splits a vmalert array flag value at top-level commas (not inside quotes, [] or {}). Empty
+// items are kept ("a,,b" and "a," have three and two items), as Go's flagutil keeps them.
 [[nodiscard]] std::vector<std::string> split_array_flag(const std::string& value);
 
 }  // namespace app

@@ -57,8 +57,13 @@ groups:
           description: "{{ $labels.sensor }} reads {{ $value | humanize }}"
 YML
 
+# The notifier URL carries secrets (userinfo, a token query argument) that must never be shown,
+# and a query string that must stay after /api/v2/alerts (Alertmanager ignores both).
+printf 'e2e-file-token\n' >"$T/am.token"
 "$ALERTD" -rule="$T/rules.yml" -datasource.url="http://127.0.0.1:$PROM_PORT" \
-  -notifier.url="http://127.0.0.1:$AM_PORT" -httpListenAddr="127.0.0.1:$ALERTD_PORT" \
+  -notifier.url="http://e2euser:e2e-pass@127.0.0.1:$AM_PORT/?tenant=e2e&token=e2e-tok" \
+  -notifier.bearerTokenFile="$T/am.token" -notifier.headers="X-E2E: 1" \
+  -httpListenAddr="127.0.0.1:$ALERTD_PORT" \
   -external.url="http://alertd.test:$ALERTD_PORT" -external.label=cluster=e2e \
   -rule.evalDelay=0s -group.maxStartDelay=1s >"$T/alertd.log" 2>&1 &
 ALERTD_PID=$!
@@ -102,8 +107,11 @@ assert firing[0]["expression"] == "e2e_temperature_celsius > 80"
 curl -fsS "$A/metrics" >"$T/metrics.txt" || fail "GET /metrics"
 grep -qE '^vmalert_alerts_firing\{alertname="E2EHot",.*\} 2$' "$T/metrics.txt" \
   || fail "vmalert_alerts_firing in /metrics"
-grep -qE '^vmalert_alerts_sent_total\{addr="http://127.0.0.1:'"$AM_PORT"'/api/v2/alerts"\} [1-9]' \
-  "$T/metrics.txt" || fail "vmalert_alerts_sent_total in /metrics"
+grep -qE '^vmalert_alerts_sent_total\{addr="http://127.0.0.1:'"$AM_PORT"'/api/v2/alerts\?tenant=e2e&token=secret"\} [1-9]' \
+  "$T/metrics.txt" || fail "vmalert_alerts_sent_total{addr} in /metrics, redacted"
+for secret in e2e-pass e2e-tok e2e-file-token; do
+  ! grep -q "$secret" "$T/metrics.txt" "$T/alertd.log" || fail "$secret shown in /metrics or the log"
+done
 
 # The condition turns false for sensor a: its alert resolves and leaves Alertmanager's list.
 write_metrics 20 1234567

@@ -83,6 +83,10 @@ TEST_CASE("array flags split at top-level commas only", "[app]") {
   CHECK(app::split_array_flag("a,b") == std::vector<std::string>{"a", "b"});
   CHECK(app::split_array_flag("dir/{a,b}.yml") == std::vector<std::string>{"dir/{a,b}.yml"});
   CHECK(app::split_array_flag("\"x,y\",z") == std::vector<std::string>{"\"x,y\"", "z"});
+  // Empty items keep their position (index-matched -notifier.* arrays).
+  CHECK(app::split_array_flag("a,") == std::vector<std::string>{"a", ""});
+  CHECK(app::split_array_flag(",b") == std::vector<std::string>{"", "b"});
+  CHECK(app::split_array_flag("") == std::vector<std::string>{""});
 }
 
 TEST_CASE("size flags take units", "[app]") {

@@ -1,0 +1,126 @@
+#include "app/notifier_targets.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "app/secret_file.hpp"
+#include "net/url.hpp"
+
+namespace app {
+namespace {
+
+core::unexpected<core::Error> bad(std::string msg) {
+  return core::fail(std::move(msg), core::ErrorKind::bad_config);
+}
+
+// TLS files are loaded by the client at the first request; a missing one is reported at start.
+std::optional<core::Error> check_readable(std::string_view flag, const std::string& path,
+                                          const std::string& where) {
+  if (path.empty()) return std::nullopt;
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) {
+    return core::Error{std::string(flag) + where + ": cannot read \"" + path +
+                           "\": " + std::strerror(errno),
+                       core::ErrorKind::bad_config};
+  }
+  std::fclose(f);
+  return std::nullopt;
+}
+
+}  // namespace
+
+core::Result<std::vector<NotifierEndpoint>> notifier_endpoints(const Flags& flags) {
+  std::vector<NotifierEndpoint> out;
+  const auto timeout =
+      std::chrono::duration_cast<std::chrono::milliseconds>(flags.notifier_send_timeout);
+  for (size_t i = 0; i < flags.notifier_url.size(); ++i) {
+    const std::string& url = flags.notifier_url[i];
+    const std::string shown = flags.notifier_show_url ? url : net::redact_url_secrets(url);
+    // " for -notifier.url #2 "http://am2:9093"": which URL a per-URL flag problem is about.
+    const std::string where =
+        " for -notifier.url #" + std::to_string(i + 1) + " \"" + shown + "\"";
+    if (auto parsed = net::parse_url(url); !parsed) {
+      return bad("-notifier.url #" + std::to_string(i + 1) + ": " + parsed.error().message);
+    }
+
+    NotifierEndpoint e;
+    auto& t = e.target;
+    t.url = url;
+    t.show_url = flags.notifier_show_url;
+    t.timeout = timeout;
+    t.basic_auth_username = optional_arg(flags.notifier_basic_auth_username, i);
+    t.basic_auth_password = optional_arg(flags.notifier_basic_auth_password, i);
+    const std::string password_file = optional_arg(flags.notifier_basic_auth_password_file, i);
+    if (!password_file.empty()) {
+      if (!t.basic_auth_password.empty()) {
+        return bad("-notifier.basicAuth.password and -notifier.basicAuth.passwordFile are both "
+                   "set" + where);
+      }
+      auto secret = read_secret_file("-notifier.basicAuth.passwordFile", password_file);
+      if (!secret) return core::fail(secret.error());
+      t.basic_auth_password = std::move(*secret);
+    }
+    t.bearer_token = optional_arg(flags.notifier_bearer_token, i);
+    const std::string token_file = optional_arg(flags.notifier_bearer_token_file, i);
+    if (!token_file.empty()) {
+      if (!t.bearer_token.empty()) {
+        return bad("-notifier.bearerToken and -notifier.bearerTokenFile are both set" + where);
+      }
+      auto secret = read_secret_file("-notifier.bearerTokenFile", token_file);
+      if (!secret) return core::fail(secret.error());
+      t.bearer_token = std::move(*secret);
+    }
+    const bool basic = !t.basic_auth_username.empty() || !t.basic_auth_password.empty() ||
+                       !password_file.empty();
+    const bool bearer = !t.bearer_token.empty() || !token_file.empty();
+    if (basic && bearer) {
+      return bad("-notifier.basicAuth.* and -notifier.bearerToken(File) are both set" + where +
+                 ": use one auth method");
+    }
+    auto headers = net::parse_header_list(optional_arg(flags.notifier_headers, i));
+    if (!headers) return bad("-notifier.headers" + where + ": " + headers.error().message);
+    t.headers = std::move(*headers);
+
+    e.tls.ca_file = optional_arg(flags.notifier_tls_ca_file, i);
+    e.tls.cert_file = optional_arg(flags.notifier_tls_cert_file, i);
+    e.tls.key_file = optional_arg(flags.notifier_tls_key_file, i);
+    e.tls.server_name = optional_arg(flags.notifier_tls_server_name, i);
+    e.tls.insecure_skip_verify = optional_arg(flags.notifier_tls_insecure_skip_verify, i);
+    for (const auto& [flag, path] : {std::pair{"-notifier.tlsCAFile", &e.tls.ca_file},
+                                     std::pair{"-notifier.tlsCertFile", &e.tls.cert_file},
+                                     std::pair{"-notifier.tlsKeyFile", &e.tls.key_file}}) {
+      if (auto err = check_readable(flag, *path, where)) return core::fail(std::move(*err));
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+core::Result<std::unique_ptr<NotifierClients>> NotifierClients::create(
+    boost::asio::io_context& io, const Flags& flags) {
+  std::unique_ptr<NotifierClients> out(new NotifierClients());
+  if (flags.notifier_blackhole) {
+    out->notifiers_.push_back(std::make_shared<notifier::BlackholeNotifier>());
+    return out;
+  }
+  auto endpoints = notifier_endpoints(flags);
+  if (!endpoints) return core::fail(endpoints.error());
+  for (auto& e : *endpoints) {
+    net::ClientOptions options;
+    options.tls = std::move(e.tls);
+    auto& http = *out->transports_.emplace_back(std::make_unique<net::HttpClient>(io, options));
+    out->notifiers_.push_back(
+        std::make_shared<notifier::AlertmanagerClient>(http, std::move(e.target)));
+  }
+  return out;
+}
+
+void NotifierClients::close() {
+  for (auto& t : transports_) t->close();
+}
+
+}  // namespace app
