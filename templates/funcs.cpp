@@ -15,37 +15,6 @@ namespace {
 
 void g4(std::string& out, double v) { gofmt::append_float(out, v, 'g', 4); }
 
-// ---- UTF-8 ----
-uint32_t decode(std::string_view s, size_t i, size_t& w) {
-  const auto c = static_cast<unsigned char>(s[i]);
-  w = 1;
-  if (c < 0x80) return c;
-  auto cont = [&](size_t k) {
-    return i + k < s.size() && (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
-  };
-  auto b = [&](size_t k) { return static_cast<uint32_t>(static_cast<unsigned char>(s[i + k]) & 0x3F); };
-  if (c >= 0xC2 && c < 0xE0 && cont(1)) {
-    w = 2;
-    return ((c & 0x1Fu) << 6) | b(1);
-  }
-  if (c >= 0xE0 && c < 0xF0 && cont(1) && cont(2)) {
-    const uint32_t r = ((c & 0x0Fu) << 12) | (b(1) << 6) | b(2);
-    if (r >= 0x800 && (r < 0xD800 || r > 0xDFFF)) {
-      w = 3;
-      return r;
-    }
-    return 0xFFFD;
-  }
-  if (c >= 0xF0 && c < 0xF5 && cont(1) && cont(2) && cont(3)) {
-    const uint32_t r = ((c & 0x07u) << 18) | (b(1) << 12) | (b(2) << 6) | b(3);
-    if (r >= 0x10000 && r <= 0x10FFFF) {
-      w = 4;
-      return r;
-    }
-  }
-  return 0xFFFD;
-}
-
 void encode(std::string& out, uint32_t r) { core::append_utf8(out, r); }
 
 // Simple case mapping (Go's unicode.ToUpper/ToLower) for the scripts rule files use.
@@ -105,7 +74,7 @@ std::string map_runes(std::string_view s, F f) {
   size_t i = 0;
   while (i < s.size()) {
     size_t w = 0;
-    const uint32_t r = decode(s, i, w);
+    const uint32_t r = core::decode_utf8(s, i, w);
     encode(out, f(r));
     i += w;
   }
@@ -206,7 +175,7 @@ void expand(std::string& out, std::string_view tmpl, const re2::RE2& re,
     size_t i = 0;
     while (i < str.size()) {
       size_t w = 0;
-      const uint32_t r = decode(str, i, w);
+      const uint32_t r = core::decode_utf8(str, i, w);
       if (!is_name_char(r)) break;
       i += w;
     }
@@ -374,7 +343,7 @@ std::string title(std::string_view s) {
   };
   while (i < s.size()) {
     size_t w = 0;
-    const uint32_t r = decode(s, i, w);
+    const uint32_t r = core::decode_utf8(s, i, w);
     encode(out, is_sep(prev) ? upper(r) : r);
     prev = r;
     i += w;
@@ -472,7 +441,7 @@ void js_builtin(std::string& out, std::string_view s) {
       continue;
     }
     size_t w = 0;
-    const uint32_t r = decode(s, i, w);
+    const uint32_t r = core::decode_utf8(s, i, w);
     if (r == 0xFFFD && w == 1) {
       out.append("\\uFFFD");
     } else {
@@ -600,7 +569,7 @@ core::Result<std::string> regex_replace_all(std::string_view pattern, std::strin
     last_match_end = a1;
     size_t width = 0;
     if (search_pos < src.size()) {
-      decode(src, search_pos, width);
+      core::decode_utf8(src, search_pos, width);
     }
     if (search_pos + width > a1) {
       search_pos += width;

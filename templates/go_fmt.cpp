@@ -275,39 +275,6 @@ void append_rune(std::string& out, uint32_t r) {
   core::append_utf8(out, r);
 }
 
-// Decodes one UTF-8 rune at s[i]; returns 0xFFFD with width 1 for invalid bytes.
-uint32_t decode_rune(std::string_view s, size_t i, size_t& width) {
-  const auto c = static_cast<unsigned char>(s[i]);
-  width = 1;
-  if (c < 0x80) return c;
-  auto cont = [&](size_t k) {
-    return i + k < s.size() && (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
-  };
-  if (c >= 0xC2 && c < 0xE0 && cont(1)) {
-    width = 2;
-    return ((c & 0x1Fu) << 6) | (static_cast<unsigned char>(s[i + 1]) & 0x3Fu);
-  }
-  if (c >= 0xE0 && c < 0xF0 && cont(1) && cont(2)) {
-    const uint32_t r = ((c & 0x0Fu) << 12) | ((static_cast<unsigned char>(s[i + 1]) & 0x3Fu) << 6) |
-                       (static_cast<unsigned char>(s[i + 2]) & 0x3Fu);
-    if (r >= 0x800 && (r < 0xD800 || r > 0xDFFF)) {
-      width = 3;
-      return r;
-    }
-    return 0xFFFD;
-  }
-  if (c >= 0xF0 && c < 0xF5 && cont(1) && cont(2) && cont(3)) {
-    const uint32_t r = ((c & 0x07u) << 18) | ((static_cast<unsigned char>(s[i + 1]) & 0x3Fu) << 12) |
-                       ((static_cast<unsigned char>(s[i + 2]) & 0x3Fu) << 6) |
-                       (static_cast<unsigned char>(s[i + 3]) & 0x3Fu);
-    if (r >= 0x10000 && r <= 0x10FFFF) {
-      width = 4;
-      return r;
-    }
-  }
-  return 0xFFFD;
-}
-
 void quote_rune_into(std::string& out, uint32_t r, char quote) {
   static const char* hex = "0123456789abcdef";
   if (r == static_cast<uint32_t>(quote) || r == '\\') {
@@ -786,7 +753,7 @@ void append_quote(std::string& out, std::string_view s) {
   size_t i = 0;
   while (i < s.size()) {
     size_t w = 0;
-    const uint32_t r = decode_rune(s, i, w);
+    const uint32_t r = core::decode_utf8(s, i, w);
     if (r == 0xFFFD && w == 1 && static_cast<unsigned char>(s[i]) >= 0x80) {
       static const char* hex = "0123456789abcdef";
       const auto c = static_cast<unsigned char>(s[i]);
@@ -1113,7 +1080,7 @@ void sprintf(std::string& out, std::string_view format, std::span<const Value> a
       break;
     }
     size_t w = 0;
-    uint32_t verb = decode_rune(format, i, w);
+    uint32_t verb = core::decode_utf8(format, i, w);
     i += w;
     if (verb == '%') {
       out.push_back('%');

@@ -38,24 +38,14 @@ bool is_alnum(unsigned char c) {
 
 std::string char_desc(std::string_view s, size_t i) {
   // Go's %#U: U+002D '-'
-  uint32_t r = i < s.size() ? static_cast<unsigned char>(s[i]) : 0;
   size_t w = 1;
-  if (r >= 0x80) {
-    // decode a little UTF-8 for the message
-    const auto c = static_cast<unsigned char>(s[i]);
-    int n = c >= 0xF0 ? 3 : c >= 0xE0 ? 2 : c >= 0xC0 ? 1 : 0;
-    r = c & (0x3F >> n);
-    for (int k = 1; k <= n && i + static_cast<size_t>(k) < s.size(); ++k) {
-      r = (r << 6) | (static_cast<unsigned char>(s[i + static_cast<size_t>(k)]) & 0x3F);
-    }
-    w = static_cast<size_t>(n) + 1;
-  }
+  const uint32_t r = i < s.size() ? core::decode_utf8(s, i, w) : 0;
   char buf[32];
   std::snprintf(buf, sizeof buf, "U+%04X", r);
   std::string out = buf;
   if (r >= 0x20 && r != 0x7F) {
     out += " '";
-    out.append(s.substr(i, w));
+    core::append_utf8(out, r);  // an invalid byte prints as U+FFFD, as Go's %#U
     out += "'";
   }
   return out;
@@ -1151,15 +1141,8 @@ class Parser {
     if (typ == It::char_constant) {
       std::string s;
       if (!unquote(text, s) || s.empty()) errorf("malformed character constant: " + text);
-      // decode first rune
-      uint32_t r = static_cast<unsigned char>(s[0]);
-      if (r >= 0x80) {
-        const int extra = r >= 0xF0 ? 3 : r >= 0xE0 ? 2 : 1;
-        r &= (0x3Fu >> extra);
-        for (int k = 1; k <= extra && static_cast<size_t>(k) < s.size(); ++k) {
-          r = (r << 6) | (static_cast<unsigned char>(s[static_cast<size_t>(k)]) & 0x3Fu);
-        }
-      }
+      size_t w = 0;
+      const uint32_t r = core::decode_utf8(s, 0, w);
       n.is_int = n.is_uint = n.is_float = true;
       n.i = r;
       n.u = r;
