@@ -831,7 +831,7 @@ net::ServerResponse handle_request(const ApiContext& ctx, const net::ServerReque
     if (ctx.notifiers != nullptr) owned = ctx.notifiers->targets();
     std::vector<const notifier::Notifier*> notifiers;
     for (const auto& n : owned) notifiers.push_back(n.get());
-    auto resp = text_response(200, render_metrics(*ctx.store, *ctx.counters, notifiers));
+    auto resp = text_response(200, render_metrics(*ctx.store, *ctx.counters, notifiers, ctx.remote_write));
     resp.content_type = "text/plain; version=0.0.4; charset=utf-8";
     return resp;
   }

@@ -41,6 +41,7 @@ struct ApiContext {
   const SnapshotStore* store = nullptr;
   const GlobalCounters* counters = nullptr;
   const NotifierSet* notifiers = nullptr;  // may be null
+  const datasource::RemoteWriteStats* remote_write = nullptr;  // null without -remoteWrite.url
   const std::atomic<bool>* ready = nullptr;
   std::function<void()> reload;  // /-/reload
   std::string reload_auth_key;   // -reloadAuthKey: /-/reload needs ?authKey=<it> when set

@@ -30,6 +30,7 @@
 #include "config/loader.hpp"
 #include "core/hash.hpp"
 #include "datasource/http_querier.hpp"
+#include "datasource/remote_write.hpp"
 #include "net/http_client.hpp"
 #include "net/http_server.hpp"
 #include "notifier/alertmanager_client.hpp"
@@ -147,7 +148,7 @@ rules::GroupContext group_context(const Flags& flags) {
   ctx.resend_delay = flags.rule_resend_delay;
   ctx.max_resolve_duration = flags.rule_max_resolve_duration;
   ctx.keep_firing_on_error = flags.rule_keep_firing_on_error;
-  ctx.emit_series = false;  // no remote write yet
+  ctx.emit_series = !flags.remote_write_url.empty();  // series are built only to be written
   return ctx;
 }
 
@@ -176,6 +177,15 @@ EndpointFlags datasource_endpoint(const Flags& f) {
           f.datasource_tls_ca_file, f.datasource_tls_cert_file, f.datasource_tls_key_file,
           f.datasource_tls_server_name, f.datasource_tls_insecure_skip_verify,
           f.datasource_show_url};
+}
+
+EndpointFlags remote_write_endpoint(const Flags& f) {
+  return {"-remoteWrite", f.remote_write_url, f.remote_write_basic_auth_username,
+          f.remote_write_basic_auth_password, f.remote_write_basic_auth_password_file,
+          f.remote_write_bearer_token, f.remote_write_bearer_token_file, f.remote_write_headers,
+          f.remote_write_tls_ca_file, f.remote_write_tls_cert_file, f.remote_write_tls_key_file,
+          f.remote_write_tls_server_name, f.remote_write_tls_insecure_skip_verify,
+          f.remote_write_show_url};
 }
 
 EndpointFlags remote_read_endpoint(const Flags& f) {
@@ -219,6 +229,51 @@ core::Result<datasource::HttpQuerierOptions> querier_options(const Flags& flags,
   return ds;
 }
 
+// -remoteWrite.*: what the writer needs besides the transport (auth secrets read from files).
+core::Result<datasource::RemoteWriteOptions> remote_write_options(const Flags& flags) {
+  const EndpointFlags e = remote_write_endpoint(flags);
+  datasource::RemoteWriteOptions o;
+  o.url = e.url;
+  o.disable_path_append = flags.remote_write_disable_path_append;
+  o.headers = e.headers;
+  o.show_url = e.show_url;
+  o.basic_auth_username = e.basic_auth_username;
+  o.basic_auth_password = e.basic_auth_password;
+  if (!e.basic_auth_password_file.empty()) {
+    auto secret = read_secret_file("-remoteWrite.basicAuth.passwordFile",
+                                   e.basic_auth_password_file);
+    if (!secret) return core::fail(secret.error());
+    o.basic_auth_password = std::move(*secret);
+  }
+  o.bearer_token = e.bearer_token;
+  if (!e.bearer_token_file.empty()) {
+    auto secret = read_secret_file("-remoteWrite.bearerTokenFile", e.bearer_token_file);
+    if (!secret) return core::fail(secret.error());
+    o.bearer_token = std::move(*secret);
+  }
+  if (flags.remote_write_max_queue_size <= 0 || flags.remote_write_max_batch_size <= 0) {
+    return core::fail("-remoteWrite.maxQueueSize and -remoteWrite.maxBatchSize must be positive");
+  }
+  o.max_queue_size = static_cast<size_t>(flags.remote_write_max_queue_size);
+  o.max_batch_size = static_cast<size_t>(flags.remote_write_max_batch_size);
+  o.flush_interval = flags.remote_write_flush_interval;
+  o.concurrency = flags.remote_write_concurrency > 0
+                      ? static_cast<size_t>(flags.remote_write_concurrency)
+                      : 2 * std::max(1u, std::thread::hardware_concurrency());
+  o.retry_min_interval = flags.remote_write_retry_min_interval;
+  o.retry_max_time = flags.remote_write_retry_max_time;
+  o.send_timeout =
+      std::chrono::duration_cast<std::chrono::milliseconds>(flags.remote_write_send_timeout);
+  o.log = [](bool error, std::string_view m) {
+    if (error) {
+      spdlog::error("remote write: {}", m);
+    } else {
+      spdlog::warn("remote write: {}", m);
+    }
+  };
+  return o;
+}
+
 net::ClientOptions client_options(const Flags& flags, const EndpointFlags& e) {
   net::ClientOptions o;
   o.tls.ca_file = e.tls_ca_file;
@@ -246,8 +301,8 @@ bool has_rules(const std::vector<config::GroupSpec>& groups, config::RuleKind ki
   return false;
 }
 
-// Remote write is not wired into the daemon yet: recording rules cannot run.
-bool remote_write_configured(const Flags&) { return false; }
+// Recording rules need somewhere to write their results (vmalert refuses them too).
+bool remote_write_configured(const Flags& flags) { return !flags.remote_write_url.empty(); }
 
 // What keeps a valid configuration from running with these flags. The daemon refuses to start
 // (or a reload fails) on any of them; -dryRun reports them too (and builds every group as the
@@ -379,7 +434,30 @@ int run(const Flags& flags) {
   }
   NotifierSet notifiers;
   notifiers.set((*notifier_clients)->notifiers());
-  datasource::NullSeriesWriter series;
+  // -remoteWrite.url: recording results and ALERTS / ALERTS_FOR_STATE; otherwise series are not
+  // even built (GroupContext::emit_series) and the null writer stands in.
+  datasource::NullSeriesWriter null_series;
+  std::unique_ptr<net::HttpClient> rw_http;
+  std::unique_ptr<datasource::RemoteWriter> remote_writer;
+  if (remote_write_configured(flags)) {
+    auto rw_options = remote_write_options(flags);
+    if (!rw_options) {
+      spdlog::critical("{}", rw_options.error().message);
+      return 1;
+    }
+    auto rw_client = client_options(flags, remote_write_endpoint(flags));
+    rw_client.max_concurrent = rw_options->concurrency;
+    rw_http = std::make_unique<net::HttpClient>(io, rw_client);
+    auto rw = datasource::RemoteWriter::create(*rw_http, clock, std::move(*rw_options));
+    if (!rw) {
+      spdlog::critical("{}", rw.error().message);
+      return 1;
+    }
+    remote_writer = std::move(*rw);
+    spdlog::info("remote write to {}", remote_writer->display_url());
+  }
+  datasource::SeriesWriter& series =
+      remote_writer ? static_cast<datasource::SeriesWriter&>(*remote_writer) : null_series;
   SnapshotStore store;
 
   // -state.path: read once before the first round; a bad file is reported and ignored.
@@ -517,6 +595,7 @@ int run(const Flags& flags) {
   api.store = &store;
   api.counters = &counters;
   api.notifiers = &notifiers;
+  api.remote_write = remote_writer ? &remote_writer->stats() : nullptr;
   api.ready = &ready;
   api.reload = [&] { asio::post(io, [&] { start_reload(false); }); };
   api.reload_auth_key = flags.reload_auth_key;
@@ -553,7 +632,17 @@ int run(const Flags& flags) {
     spdlog::info("received signal {}; shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
     ready = false;
     shutting_down = true;
-    manager.stop([] {});
+    // Once every group has stopped (its last series written), remote write sends what is
+    // queued, bounded so that the 4 s watchdog below is not reached (vmalert waits up to 30 s).
+    manager.stop([&] {
+      if (!remote_writer) return;
+      remote_writer->drain(std::chrono::seconds(3), [&] {
+        const auto& st = remote_writer->stats();
+        spdlog::info("remote write stopped: {} row(s) sent, {} dropped", st.sent_rows_total.load(),
+                     st.dropped_rows_total.load());
+        rw_http->close();
+      });
+    });
     config_check.cancel();
     asio::post(http_io, [&server] { server.stop(); });
     ds_http.close();

@@ -71,6 +71,29 @@ struct Flags {
   bool remote_read_tls_insecure_skip_verify = false;
   bool remote_read_show_url = false;
 
+  // Remote write: recording results, ALERTS and ALERTS_FOR_STATE (vmalert.md §6).
+  std::string remote_write_url;
+  bool remote_write_disable_path_append = false;
+  std::string remote_write_basic_auth_username;
+  std::string remote_write_basic_auth_password;
+  std::string remote_write_basic_auth_password_file;
+  std::string remote_write_bearer_token;
+  std::string remote_write_bearer_token_file;
+  std::string remote_write_headers;
+  std::string remote_write_tls_ca_file;
+  std::string remote_write_tls_cert_file;
+  std::string remote_write_tls_key_file;
+  std::string remote_write_tls_server_name;
+  bool remote_write_tls_insecure_skip_verify = false;
+  bool remote_write_show_url = false;
+  int remote_write_max_queue_size = 100'000;
+  int remote_write_max_batch_size = 10'000;
+  core::Duration remote_write_flush_interval = std::chrono::seconds(2);
+  int remote_write_concurrency = 0;  // 0 = 2 x CPUs, as vmalert
+  core::Duration remote_write_retry_min_interval = std::chrono::seconds(1);
+  core::Duration remote_write_retry_max_time = std::chrono::seconds(30);
+  core::Duration remote_write_send_timeout = std::chrono::seconds(30);
+
   // Notifier.
   std::vector<std::string> notifier_url;
   bool notifier_blackhole = false;

@@ -67,7 +67,8 @@ void append_metric_value(std::string& out, double v) {
 }
 
 std::string render_metrics(const SnapshotStore& store, const GlobalCounters& c,
-                           const std::vector<const notifier::Notifier*>& notifiers) {
+                           const std::vector<const notifier::Notifier*>& notifiers,
+                           const datasource::RemoteWriteStats* remote_write) {
   std::string out;
   out.reserve(8192);
   Writer w{out, {}};
@@ -170,6 +171,45 @@ std::string render_metrics(const SnapshotStore& store, const GlobalCounters& c,
   for (const auto* n : notifiers)
     w.sample("vmalert_alerts_send_errors_total", {{"addr", n->addr()}},
              static_cast<double>(n->stats().errors));
+
+  if (remote_write != nullptr) {
+    const auto& rw = *remote_write;
+    auto counter = [&w](const char* name, const char* help, double v) {
+      w.header(name, "counter", help);
+      w.sample(name, {}, v);
+    };
+    auto gauge = [&w](const char* name, const char* help, double v) {
+      w.header(name, "gauge", help);
+      w.sample(name, {}, v);
+    };
+    auto u = [](const std::atomic<uint64_t>& a) { return static_cast<double>(a.load()); };
+    counter("vmalert_remotewrite_total", "Rows handed to remote write.", u(rw.total));
+    counter("vmalert_remotewrite_errors_total",
+            "Remote write batches dropped after failing, and rows refused by a full queue.",
+            u(rw.errors_total));
+    counter("vmalert_remotewrite_sent_rows_total", "Rows delivered by remote write.",
+            u(rw.sent_rows_total));
+    counter("vmalert_remotewrite_sent_bytes_total",
+            "Compressed request bytes delivered by remote write.", u(rw.sent_bytes_total));
+    counter("vmalert_remotewrite_dropped_rows_total",
+            "Rows remote write gave up on (full queue, failed batch, shutdown).",
+            u(rw.dropped_rows_total));
+    counter("vmalert_remotewrite_send_duration_seconds_total",
+            "Time from a batch's first attempt to its outcome, retries included.",
+            u(rw.send_duration_ns_total) / 1e9);
+    w.header("vmalert_remotewrite_flush_duration_seconds", "summary",
+             "Time to encode and compress a batch.");
+    w.sample("vmalert_remotewrite_flush_duration_seconds_sum", {},
+             u(rw.flush_duration_ns_total) / 1e9);
+    w.sample("vmalert_remotewrite_flush_duration_seconds_count", {}, u(rw.flushes_total));
+    counter("vmalert_remotewrite_requests_total",
+            "Remote write HTTP attempts, retries included (alertd).", u(rw.requests_total));
+    gauge("vmalert_remotewrite_queue_size", "Rows waiting to be sent.", u(rw.queue_size));
+    gauge("vmalert_remotewrite_queue_capacity", "-remoteWrite.maxQueueSize.",
+          static_cast<double>(rw.queue_capacity));
+    gauge("vmalert_remotewrite_concurrency", "-remoteWrite.concurrency.",
+          static_cast<double>(rw.concurrency));
+  }
 
   w.header("vmalert_config_last_reload_successful", "gauge", "1 when the last reload worked.");
   w.sample("vmalert_config_last_reload_successful", {},

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "app/snapshot.hpp"
+#include "datasource/remote_write.hpp"
 #include "notifier/notifier.hpp"
 
 namespace app {
@@ -24,9 +25,11 @@ struct GlobalCounters {
   std::atomic<int64_t> start_time_seconds{0};
 };
 
-// Renders every metric. `notifiers` may be empty.
+// Renders every metric. `notifiers` may be empty; `remote_write` is null without
+// -remoteWrite.url (then no vmalert_remotewrite_* metric is shown).
 [[nodiscard]] std::string render_metrics(const SnapshotStore& store, const GlobalCounters& c,
-                                         const std::vector<const notifier::Notifier*>& notifiers);
+                                         const std::vector<const notifier::Notifier*>& notifiers,
+                                         const datasource::RemoteWriteStats* remote_write = nullptr);
 
 // Appends `v` the way Prometheus' text format prints floats ("NaN", "+Inf", shortest form).
 void append_metric_value(std::string& out, double v);

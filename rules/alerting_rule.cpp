@@ -164,6 +164,9 @@ struct AlertingRule::Impl {
   uint64_t fired_total = 0;
   // Series written last successful round, by text form, for staleness markers.
   std::map<std::string, core::Labels> prev_series;
+  // Timestamp of those series: close() must write its markers strictly later, or a remote-write
+  // receiver rejects the whole batch ("duplicate sample for timestamp").
+  int64_t prev_series_ms = 0;
   // Alert ID -> activeAt read back before the first round (remote-read restore).
   std::unordered_map<uint64_t, core::TimePoint> restore_hints;
 
@@ -409,6 +412,7 @@ core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, cor
       if (!current.contains(key)) stats.series.push_back({ls, stale_nan(), ts_ms});
     }
     s.prev_series = std::move(current);
+    s.prev_series_ms = ts_ms;
   }
 
   s.record(std::move(upd));
@@ -539,7 +543,9 @@ Rule::Closed AlertingRule::close(core::TimePoint now) {
     na.generator_url = generator_url(id);
     out.alerts.push_back(std::move(na));
   }
-  const int64_t ts_ms = series_ts_ms(now);
+  // Series timestamps are whole seconds: a rule removed within the second of its last round
+  // would otherwise mark its series stale at that round's own timestamp.
+  const int64_t ts_ms = std::max(series_ts_ms(now), s.prev_series_ms + 1);
   for (auto& [key, ls] : s.prev_series) out.series.push_back({std::move(ls), stale_nan(), ts_ms});
   s.prev_series.clear();
   s.alerts.clear();
