@@ -748,18 +748,43 @@ int replay(const Flags& flags) {
     spdlog::critical("-datasource.url: {}", factory.error().message);
     return 1;
   }
-  // Remote write lands separately; until then remote_write_configured() is false above.
-  datasource::NullSeriesWriter writer;
-  std::function<void(std::function<void()>)> wait_for_room;
-  std::function<void(std::function<void()>)> drain = [](std::function<void()> done) { done(); };
-  auto dropped_rows = []() -> uint64_t { return 0; };
+  // Remote write with backpressure: replay waits for room in the queue instead of dropping.
+  auto rw_options = remote_write_options(flags);
+  if (!rw_options) {
+    spdlog::critical("{}", rw_options.error().message);
+    return 1;
+  }
+  auto rw_client = client_options(flags, remote_write_endpoint(flags));
+  rw_client.max_concurrent = rw_options->concurrency;
+  net::HttpClient rw_http(io, rw_client);
+  const size_t max_write_rows =
+      std::max<size_t>(1, std::min(rw_options->max_batch_size, rw_options->max_queue_size / 2));
+  auto rw = datasource::RemoteWriter::create(rw_http, clock, std::move(*rw_options));
+  if (!rw) {
+    spdlog::critical("{}", rw.error().message);
+    return 1;
+  }
+  datasource::RemoteWriter& writer = **rw;
+  std::function<void(std::function<void()>)> wait_for_room =
+      [&writer, max_write_rows](std::function<void()> next) {
+        writer.when_room(max_write_rows, std::move(next));
+      };
+  // Everything written is sent before exit (retries included), bounded like vmalert's 30 s.
+  std::function<void(std::function<void()>)> drain = [&](std::function<void()> done) {
+    writer.drain(std::chrono::seconds(30), [&, done = std::move(done)] {
+      rw_http.close();
+      done();
+    });
+  };
+  auto dropped_rows = [&writer]() -> uint64_t { return writer.stats().dropped_rows_total.load(); };
 
   std::printf("Replay mode:\nfrom: \t%s \nto: \t%s \nmax data points per request: %d\n",
               core::format_rfc3339_seconds(options.from).c_str(),
               core::format_rfc3339_seconds(options.to).c_str(), options.max_datapoints);
   std::fflush(stdout);
   auto progress = make_console_progress(stdout, stderr, !flags.replay_disable_progress_bar);
-  Replayer replayer(ReplayDeps{clock, **factory, writer, wait_for_room, 0, progress.get(),
+  Replayer replayer(ReplayDeps{clock, **factory, writer, wait_for_room, max_write_rows,
+                               progress.get(),
                                [](std::string_view m) { spdlog::error("{}", m); }},
                     options);
   ReplaySummary summary;

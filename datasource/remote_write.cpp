@@ -108,6 +108,22 @@ struct RemoteWriter::State : std::enable_shared_from_this<RemoteWriter::State> {
   bool flush_due = false;
   bool draining = false;
   std::function<void()> drain_done;
+  std::function<void()> room_waiter;
+  size_t room_rows = 0;
+
+  bool has_room(size_t rows) {
+    std::lock_guard lock(mu);
+    return queue.empty() || queue.size() + rows <= options.max_queue_size;
+  }
+
+  void when_room(size_t rows, std::function<void()> fn) {
+    if (has_room(rows)) {
+      clock->post(std::move(fn));
+      return;
+    }
+    room_rows = rows;
+    room_waiter = std::move(fn);
+  }
 
   void log(bool error, const std::string& message) const {
     if (options.log) options.log(error, message);
@@ -187,6 +203,11 @@ struct RemoteWriter::State : std::enable_shared_from_this<RemoteWriter::State> {
         stats.queue_size.store(queue.size(), std::memory_order_relaxed);
       }
       start_batch(rows);
+    }
+    if (room_waiter && has_room(room_rows)) {
+      auto fn = std::move(room_waiter);
+      room_waiter = nullptr;
+      clock->post(std::move(fn));
     }
     check_drained();
   }
@@ -415,6 +436,10 @@ void RemoteWriter::write(std::span<const core::Series> series) { state_->write(s
 void RemoteWriter::flush() {
   state_->flush_due = true;
   state_->pump();
+}
+
+void RemoteWriter::when_room(size_t rows, std::function<void()> fn) {
+  state_->when_room(rows, std::move(fn));
 }
 
 void RemoteWriter::drain(core::Duration limit, std::function<void()> done) {

@@ -225,7 +225,8 @@ grep -q "unexpected response code 400 for http://127.0.0.1:$RECV_PORT/api/v1/wri
 echo "400: not retried, dropped"
 
 s0=$(metric vmalert_remotewrite_sent_rows_total)
-wait_for 10 "sending again" test "$(metric vmalert_remotewrite_sent_rows_total)" != "$s0"
+sent_more() { [ "$(metric vmalert_remotewrite_sent_rows_total)" != "$s0" ]; }
+wait_for 10 "sending again" sent_more
 echo "recovered: sent_rows_total $s0 -> $(metric vmalert_remotewrite_sent_rows_total)," \
   "dropped $(metric vmalert_remotewrite_dropped_rows_total), errors $(metric vmalert_remotewrite_errors_total)"
 

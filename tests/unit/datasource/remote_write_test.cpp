@@ -341,3 +341,26 @@ TEST_CASE("remote write drain sends what is queued, bounded in time", "[remote_w
   CHECK(stuck.stats().dropped_rows_total == 5);
   CHECK(stuck.stats().queue_size == 0);
 }
+
+TEST_CASE("remote write when_room waits until the queue has room", "[remote_write]") {
+  datasource::RemoteWriteOptions o;
+  o.max_queue_size = 4;
+  o.max_batch_size = 2;
+  o.concurrency = 1;
+  Rig rig(o);
+  bool room = false;
+  rig.writer->when_room(2, [&] { room = true; });
+  rig.loop.run_ready();
+  CHECK(room);  // empty queue
+  rig.writer->write(rows(4));  // one batch leaves, the queue holds 2 while it is in flight...
+  rig.loop.run_ready();
+  rig.writer->write(rows(2));  // ...and now 4: full
+  room = false;
+  rig.writer->when_room(2, [&] { room = true; });
+  rig.loop.run_ready();
+  CHECK_FALSE(room);
+  rig.transport.complete_all();  // batches leave: room again, nothing dropped
+  rig.loop.run_ready();
+  CHECK(room);
+  CHECK(rig.stats().dropped_rows_total == 0);
+}
