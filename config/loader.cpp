@@ -1,5 +1,6 @@
 #include "config/loader.hpp"
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -94,6 +95,49 @@ std::optional<std::pair<int, int>> first_invalid_utf8(std::string_view text) {
   }
   return std::nullopt;
 }
+
+// yaml-cpp 0.7's LoadAll never returns on some malformed streams: after "!,r" its parser yields
+// an empty document at the same place forever, allocating as it goes (a 3-byte rule file took
+// the whole memory of the machine). One pass over the parser's events first: a document that
+// starts where the previous one started is refused, so LoadAll only ever sees a stream that
+// ends. The events cost a fraction of building the nodes.
+class DocumentProgress final : public YAML::EventHandler {
+ public:
+  // The place the stream stops advancing, or nullopt when it ends. Throws YAML::Exception on a
+  // syntax error, as LoadAll would.
+  static std::optional<YAML::Mark> stuck_at(const std::string& text) {
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    DocumentProgress h;
+    while (parser.HandleNextDocument(h)) {
+      if (h.stuck_) return h.start_;
+    }
+    return std::nullopt;
+  }
+
+  // YAML::EventHandler
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    stuck_ = seen_ && mark.pos == start_.pos;
+    seen_ = true;
+    start_ = mark;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+
+ private:
+  YAML::Mark start_;
+  bool seen_ = false;
+  bool stuck_ = false;
+};
 
 // go-yaml's guard against alias bombs ("billion laughs"), applied to the node graph yaml-cpp
 // built: every node a decoder would visit counts once per visit, visits below an alias count as
@@ -860,6 +904,11 @@ void FileParser::parse(std::string_view raw) {
   line_starts_.clear();
   std::vector<YAML::Node> docs;
   try {
+    if (const auto stuck = DocumentProgress::stuck_at(text)) {
+      out_.errors.emplace_back(prefix(pos_of(file_, *stuck)) +
+                               "cannot parse YAML: malformed document (the parser stops here)");
+      return;
+    }
     docs = YAML::LoadAll(text);
   } catch (const YAML::Exception& e) {
     out_.errors.emplace_back(prefix(pos_of(file_, e.mark)) + "cannot parse YAML: " + e.msg);
