@@ -152,7 +152,7 @@ TEST_CASE("notifier flag errors name the flag, the file and the URL without secr
   }
 }
 
-TEST_CASE("-notifier.showURL keeps secrets in what is shown", "[app][notifier]") {
+TEST_CASE("notifier targets: -notifier.showURL keeps secrets in what is shown", "[app][notifier]") {
   auto f = parse({"-notifier.url=http://u:pw@am/?token=tk", "-notifier.showURL",
                   "-notifier.bearerToken=a", "-notifier.bearerTokenFile=/x"});
   REQUIRE(f);
