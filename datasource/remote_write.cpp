@@ -108,21 +108,36 @@ struct RemoteWriter::State : std::enable_shared_from_this<RemoteWriter::State> {
   bool flush_due = false;
   bool draining = false;
   std::function<void()> drain_done;
-  std::function<void()> room_waiter;
-  size_t room_rows = 0;
+  // when_room callers, first come first served: (rows, fn).
+  std::deque<std::pair<size_t, std::function<void()>>> room_waiters;
 
-  bool has_room(size_t rows) {
+  // `rows` more fit in the queue after `promised` rows already let in; an empty queue takes any
+  // first write.
+  bool has_room(size_t rows, size_t promised = 0) {
     std::lock_guard lock(mu);
-    return queue.empty() || queue.size() + rows <= options.max_queue_size;
+    if (queue.empty() && promised == 0) return true;
+    return queue.size() + promised + rows <= options.max_queue_size;
   }
 
   void when_room(size_t rows, std::function<void()> fn) {
-    if (has_room(rows)) {
+    if (room_waiters.empty() && has_room(rows)) {
       clock->post(std::move(fn));
       return;
     }
-    room_rows = rows;
-    room_waiter = std::move(fn);
+    room_waiters.emplace_back(rows, std::move(fn));
+  }
+
+  // Wakes the waiters in order while the queue has room for each (all of them once draining:
+  // what they write then is dropped and counted, but nobody waits forever).
+  void wake_room_waiters() {
+    size_t promised = 0;  // rows the woken waiters will add before they run
+    while (!room_waiters.empty()) {
+      auto& [rows, fn] = room_waiters.front();
+      if (!draining && !has_room(rows, promised)) break;
+      promised += rows;
+      clock->post(std::move(fn));
+      room_waiters.pop_front();
+    }
   }
 
   void log(bool error, const std::string& message) const {
@@ -204,11 +219,7 @@ struct RemoteWriter::State : std::enable_shared_from_this<RemoteWriter::State> {
       }
       start_batch(rows);
     }
-    if (room_waiter && has_room(room_rows)) {
-      auto fn = std::move(room_waiter);
-      room_waiter = nullptr;
-      clock->post(std::move(fn));
-    }
+    wake_room_waiters();
     check_drained();
   }
 

@@ -110,7 +110,8 @@ class RemoteWriter final : public SeriesWriter {
   // Sends every queued row now (full batches, concurrency permitting), on the loop.
   void flush();
   // Backpressure for a producer that must not lose rows (replay): runs `fn` on the loop once
-  // `rows` more fit in the queue (or it is empty). One waiter at a time; a new call replaces it.
+  // `rows` more fit in the queue (or it is empty). Several producers may wait at once; they are
+  // woken in the order they asked, each only when the rows promised to those before it fit too.
   void when_room(size_t rows, std::function<void()> fn);
   // Shutdown: stops the flush timer, sends everything queued and calls `done` on the loop once
   // nothing is queued or in flight, or once `limit` has passed (what is left is counted

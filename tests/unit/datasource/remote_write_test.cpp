@@ -364,3 +364,29 @@ TEST_CASE("remote write when_room waits until the queue has room", "[remote_writ
   CHECK(room);
   CHECK(rig.stats().dropped_rows_total == 0);
 }
+
+TEST_CASE("remote write when_room wakes every waiter in turn", "[remote_write]") {
+  // -replay.ruleEvaluationConcurrency > 1: several rules wait for room at once; one waiter
+  // must not replace another (that one would wait forever).
+  datasource::RemoteWriteOptions o;
+  o.max_queue_size = 4;
+  o.max_batch_size = 2;
+  o.concurrency = 1;
+  Rig rig(o);
+  rig.writer->write(rows(4));
+  rig.loop.run_ready();
+  rig.writer->write(rows(2));  // 4 queued, one batch in flight: full
+  rig.loop.run_ready();
+  std::vector<int> woken;
+  rig.writer->when_room(2, [&] { woken.push_back(1); });
+  rig.writer->when_room(2, [&] { woken.push_back(2); });
+  rig.writer->when_room(2, [&] { woken.push_back(3); });
+  rig.loop.run_ready();
+  CHECK(woken.empty());
+  for (int i = 0; i < 10 && woken.size() < 3; ++i) {
+    rig.transport.complete_all();
+    rig.loop.run_ready();
+  }
+  CHECK(woken == std::vector<int>{1, 2, 3});
+  CHECK(rig.stats().dropped_rows_total == 0);
+}
