@@ -455,40 +455,6 @@ std::string group_json(const GroupSnapshot& g) {
 
 // ---- public ---------------------------------------------------------------------------------
 
-void append_json_string(std::string& out, std::string_view s) {
-  static const char* hex = "0123456789abcdef";
-  out += '"';
-  for (char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c < 0x20) {
-          out += "\\u00";
-          out += hex[c >> 4];
-          out += hex[c & 0xF];
-        } else {
-          out += ch;
-        }
-    }
-  }
-  out += '"';
-}
-
 std::string error_json(const ApiError& e) {
   std::string_view type = "bad_data";
   if (e.status == 404) type = "not_found";

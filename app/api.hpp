@@ -32,6 +32,7 @@
 #include "app/selector.hpp"
 #include "app/snapshot.hpp"
 #include "core/expected.hpp"
+#include "core/json_string.hpp"
 #include "net/http_server.hpp"
 #include "notifier/notifier.hpp"
 
@@ -115,7 +116,10 @@ struct RulesFilter {
 // {"status":"error","errorType":...,"error":...}
 [[nodiscard]] std::string error_json(const ApiError& e);
 
-// Appends `s` as a JSON string literal (quotes included).
-void append_json_string(std::string& out, std::string_view s);
+// Appends `s` as a JSON string literal (quotes included), escaped as Go's encoding/json does in
+// vmalert's API (core::JsonEscape::go).
+inline void append_json_string(std::string& out, std::string_view s) {
+  core::append_json_string(out, s, core::JsonEscape::go);
+}
 
 }  // namespace app

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/json_string.hpp"
 #include "notifier/notifier.hpp"
 
 namespace notifier {
@@ -17,11 +18,11 @@ namespace notifier {
 // Appends the JSON array for `alerts` to `out` (out is not cleared).
 void encode_alerts(std::span<const Alert> alerts, std::string& out);
 
-// Appends `s` as a JSON string with quotes, escaping like qtpl's %q: ", \, control characters
-// (\n, \r, \t, \b, \f, others as \u00XX), '<' as \u003c and '\'' as \u0027. Each byte of
-// invalid UTF-8 becomes U+FFFD (qtpl copies it raw; Alertmanager's decoder makes the same
-// replacement, so the alert it stores is identical and the JSON stays valid).
-void append_json_string(std::string& out, std::string_view s);
+// Appends `s` as a JSON string with quotes, escaped as vmalert's quicktemplate payload does
+// (core::JsonEscape::qtpl).
+inline void append_json_string(std::string& out, std::string_view s) {
+  core::append_json_string(out, s, core::JsonEscape::qtpl);
+}
 
 // Label names must match [a-zA-Z_:][a-zA-Z0-9_:]*: every other byte becomes '_' (a leading
 // digit too). An empty name stays empty.
