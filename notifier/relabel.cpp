@@ -178,26 +178,6 @@ uint64_t xxhash64(std::string_view data) {
 
 // ---- UTF-8 and case mapping, as Go's strings.ToLower / ToUpper ----
 
-// Go's utf8.DecodeRuneInString: invalid input decodes as (U+FFFD, 1).
-std::pair<uint32_t, size_t> decode_rune(std::string_view s, size_t i) {
-  const auto b0 = static_cast<unsigned char>(s[i]);
-  if (b0 < 0x80) return {b0, 1};
-  auto cont = [&](size_t k) {
-    return i + k < s.size() && (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
-  };
-  auto bits = [&](size_t k) { return static_cast<uint32_t>(s[i + k]) & 0x3F; };
-  if (b0 >= 0xC2 && b0 <= 0xDF && cont(1)) return {((b0 & 0x1Fu) << 6) | bits(1), 2};
-  if (b0 >= 0xE0 && b0 <= 0xEF && cont(1) && cont(2)) {
-    const uint32_t cp = ((b0 & 0x0Fu) << 12) | (bits(1) << 6) | bits(2);
-    if (cp >= 0x800 && (cp < 0xD800 || cp > 0xDFFF)) return {cp, 3};
-  }
-  if (b0 >= 0xF0 && b0 <= 0xF4 && cont(1) && cont(2) && cont(3)) {
-    const uint32_t cp = ((b0 & 0x07u) << 18) | (bits(1) << 12) | (bits(2) << 6) | bits(3);
-    if (cp >= 0x10000 && cp <= 0x10FFFF) return {cp, 4};
-  }
-  return {0xFFFD, 1};
-}
-
 locale_t utf8_locale() {
   // glibc's C.UTF-8 carries Unicode's simple case mappings (what Go's unicode.ToLower uses).
   static const locale_t loc = newlocale(LC_CTYPE_MASK, "C.UTF-8", static_cast<locale_t>(nullptr));
@@ -218,7 +198,8 @@ void map_case(std::string_view in, bool upper, std::string& out) {
   }
   const locale_t loc = utf8_locale();
   for (size_t i = 0; i < in.size();) {
-    auto [cp, len] = decode_rune(in, i);
+    size_t len = 1;
+    const uint32_t cp = core::decode_utf8(in, i, len);
     i += len;
     uint32_t mapped = cp;
     if (loc != static_cast<locale_t>(nullptr)) {
