@@ -11,8 +11,7 @@ Manager::Manager(ManagerDeps deps, SchedulerOptions options)
 
 Manager::~Manager() = default;
 
-namespace {
-datasource::QuerierParams params_for(const config::GroupSpec& spec) {
+datasource::QuerierParams querier_params(const config::GroupSpec& spec) {
   datasource::QuerierParams params;
   params.type = spec.type;
   params.eval_interval = spec.effective_interval;
@@ -21,10 +20,9 @@ datasource::QuerierParams params_for(const config::GroupSpec& spec) {
   params.debug = spec.debug;
   return params;
 }
-}  // namespace
 
 std::unique_ptr<datasource::Querier> Manager::querier_for(const config::GroupSpec& spec) {
-  return deps_.queriers.build(params_for(spec));
+  return deps_.queriers.build(querier_params(spec));
 }
 
 std::unique_ptr<Worker> Manager::worker_for(const rules::Group& g) {
@@ -108,7 +106,7 @@ core::Result<ApplyStats> Manager::apply(std::vector<config::GroupSpec> groups,
         options_);
     groups_.emplace(id, sched);
     if (first_apply_ && deps_.remote_read != nullptr) {
-      sched->restore_before_first_round(deps_.remote_read->build(params_for(sched->spec())),
+      sched->restore_before_first_round(deps_.remote_read->build(querier_params(sched->spec())),
                                         deps_.remote_read_lookback);
     }
     sched->start();

@@ -27,6 +27,10 @@
 
 namespace app {
 
+// The query settings of a group (type, interval, params, headers, debug), for the daemon's
+// queriers and replay's range queriers alike.
+[[nodiscard]] datasource::QuerierParams querier_params(const config::GroupSpec& spec);
+
 struct ManagerDeps {
   Clock& clock;
   NotifierSet& notifiers;

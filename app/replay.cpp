@@ -5,6 +5,7 @@
 #include <limits>
 #include <utility>
 
+#include "app/manager.hpp"
 #include "core/duration.hpp"
 
 namespace app {
@@ -163,16 +164,6 @@ std::unique_ptr<ReplayProgress> make_console_progress(std::FILE* out, std::FILE*
 
 namespace {
 
-datasource::QuerierParams params_for(const config::GroupSpec& spec) {
-  datasource::QuerierParams params;
-  params.type = spec.type;
-  params.eval_interval = spec.effective_interval;
-  params.query_params = spec.params;
-  params.headers = spec.headers;
-  params.debug = spec.debug;
-  return params;
-}
-
 // 400 and 422 mean the expression itself is wrong (vmalert gives up at once); config errors and
 // cancellation would not change either.
 bool worth_retrying(const core::Error& e) {
@@ -273,7 +264,7 @@ struct Replayer::State : std::enable_shared_from_this<State> {
       return;
     }
     group = std::move(*built);
-    querier = deps.queriers.build_range(params_for(spec));
+    querier = deps.queriers.build_range(querier_params(spec));
     rule_index = 0;
     start_rule();
   }
