@@ -51,11 +51,13 @@ fail() {
 }
 
 wait_for() {
-  local secs=$1 what=$2 n=0
+  # A deadline on the clock, not a count of polls: under load each poll (often a curl or a
+  # python3 start) takes far longer than the 0.25 s sleep.
+  local secs=$1 what=$2
   shift 2
+  local deadline=$((SECONDS + secs))
   until "$@"; do
-    n=$((n + 1))
-    [ "$n" -lt $((secs * 4)) ] || fail "timed out after ${secs}s waiting for: $what"
+    [ "$SECONDS" -lt "$deadline" ] || fail "timed out after ${secs}s waiting for: $what"
     sleep 0.25
   done
 }
