@@ -772,8 +772,13 @@ std::string notifiers_json(std::span<const std::shared_ptr<notifier::Notifier>> 
       append_json_string(out, n->addr());
       out += ",\"labels\":";
       append_labels(out, n->target_labels());
+      const auto st = n->stats();
       out += ",\"lastError\":";
-      append_json_string(out, n->stats().last_error);
+      append_json_string(out, st.last_error);
+      // alertd: the delivery queue (notifier/delivery_queue.hpp).
+      out += ",\"queueLength\":" + std::to_string(st.queued);
+      out += ",\"inFlight\":" + std::to_string(st.in_flight);
+      out += ",\"dropped\":" + std::to_string(st.dropped);
       out += '}';
     }
     out += "]}";

@@ -427,7 +427,7 @@ int run(const Flags& flags) {
     spdlog::critical("-datasource.url: {}", factory.error().message);
     return 1;
   }
-  auto notifier_clients = NotifierClients::create(io, flags);
+  auto notifier_clients = NotifierClients::create(io, clock, flags);
   if (!notifier_clients) {
     spdlog::critical("{}", notifier_clients.error().message);
     return 1;

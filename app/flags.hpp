@@ -98,6 +98,13 @@ struct Flags {
   std::vector<std::string> notifier_url;
   bool notifier_blackhole = false;
   core::Duration notifier_send_timeout = std::chrono::seconds(10);
+  // Delivery queue per Alertmanager (notifier/delivery_queue.hpp); new in alertd.
+  int notifier_max_queue_size = 10'000;
+  int notifier_max_batch_size = 1'000;
+  int notifier_concurrency = 1;
+  core::Duration notifier_retry_min_interval = std::chrono::seconds(1);
+  core::Duration notifier_retry_max_interval = std::chrono::seconds(10);
+  core::Duration notifier_retry_max_time = std::chrono::minutes(1);
   // Per -notifier.url, index-matched as vmalert's array flags (see optional_arg).
   std::vector<std::string> notifier_basic_auth_username;
   std::vector<std::string> notifier_basic_auth_password;

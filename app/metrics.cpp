@@ -171,6 +171,27 @@ std::string render_metrics(const SnapshotStore& store, const GlobalCounters& c,
   for (const auto* n : notifiers)
     w.sample("vmalert_alerts_send_errors_total", {{"addr", n->addr()}},
              static_cast<double>(n->stats().errors));
+  std::vector<notifier::NotifierStats> nstats;
+  nstats.reserve(notifiers.size());
+  for (const auto* n : notifiers) nstats.push_back(n->stats());
+  w.header("vmalert_alerts_send_duration_seconds", "summary",
+           "Duration of requests to an Alertmanager.");
+  for (size_t i = 0; i < notifiers.size(); ++i) {
+    w.sample("vmalert_alerts_send_duration_seconds_sum", {{"addr", notifiers[i]->addr()}},
+             nstats[i].send_seconds);
+    w.sample("vmalert_alerts_send_duration_seconds_count", {{"addr", notifiers[i]->addr()}},
+             static_cast<double>(nstats[i].posts));
+  }
+  w.header("vmalert_alerts_dropped_total", "counter",
+           "Alerts given up on: full queue, retry deadline, refused by the Alertmanager (alertd).");
+  for (size_t i = 0; i < notifiers.size(); ++i)
+    w.sample("vmalert_alerts_dropped_total", {{"addr", notifiers[i]->addr()}},
+             static_cast<double>(nstats[i].dropped));
+  w.header("vmalert_alerts_queue_size", "gauge",
+           "Alerts waiting to be sent to an Alertmanager (alertd).");
+  for (size_t i = 0; i < notifiers.size(); ++i)
+    w.sample("vmalert_alerts_queue_size", {{"addr", notifiers[i]->addr()}},
+             static_cast<double>(nstats[i].queued));
 
   if (remote_write != nullptr) {
     const auto& rw = *remote_write;

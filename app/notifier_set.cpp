@@ -33,4 +33,8 @@ void NotifierSet::send(std::vector<notifier::Alert> batch, const Headers& header
   }
 }
 
+void NotifierSet::flush() {
+  for (const auto& n : targets()) n->flush();
+}
+
 }  // namespace app

@@ -23,8 +23,11 @@ class NotifierSet {
   [[nodiscard]] std::vector<std::shared_ptr<notifier::Notifier>> targets() const;
   [[nodiscard]] bool empty() const;
 
-  // Sends `batch` to every target. A failure is logged with `where` (group and rule).
+  // Sends `batch` to every target. A failure is logged with `where` (group and rule). Targets
+  // with a delivery queue (notifier::DeliveryQueue) only queue it: see flush().
   void send(std::vector<notifier::Alert> batch, const Headers& headers, const std::string& where);
+  // Lets every target send what it has queued (the end of a group's round).
+  void flush();
 
  private:
   mutable std::mutex mu_;

@@ -3,9 +3,14 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <algorithm>
 #include <optional>
+#include <random>
 #include <string>
+#include <string_view>
 #include <utility>
+
+#include <spdlog/spdlog.h>
 
 #include "app/secret_file.hpp"
 #include "net/url.hpp"
@@ -100,26 +105,65 @@ core::Result<std::vector<NotifierEndpoint>> notifier_endpoints(const Flags& flag
   return out;
 }
 
+core::Result<notifier::DeliveryOptions> delivery_options(const Flags& flags) {
+  if (flags.notifier_max_queue_size <= 0 || flags.notifier_max_batch_size <= 0 ||
+      flags.notifier_concurrency <= 0) {
+    return bad(
+        "-notifier.maxQueueSize, -notifier.maxBatchSize and -notifier.concurrency must be "
+        "positive");
+  }
+  if (flags.notifier_retry_min_interval <= core::Duration::zero() ||
+      flags.notifier_retry_max_interval <= core::Duration::zero() ||
+      flags.notifier_retry_max_time <= core::Duration::zero()) {
+    return bad(
+        "-notifier.retryMinInterval, -notifier.retryMaxInterval and -notifier.retryMaxTime must "
+        "be positive");
+  }
+  notifier::DeliveryOptions o;
+  o.max_queue_size = static_cast<size_t>(flags.notifier_max_queue_size);
+  o.max_batch_size = static_cast<size_t>(flags.notifier_max_batch_size);
+  o.concurrency = static_cast<size_t>(flags.notifier_concurrency);
+  o.retry_min_interval = flags.notifier_retry_min_interval;
+  o.retry_max_interval = std::max(flags.notifier_retry_max_interval, o.retry_min_interval);
+  o.retry_max_time = flags.notifier_retry_max_time;
+  o.log = [](bool error, std::string_view m) {
+    if (error) {
+      spdlog::error("notifier: {}", m);
+    } else {
+      spdlog::warn("notifier: {}", m);
+    }
+  };
+  return o;
+}
+
 core::Result<std::unique_ptr<NotifierClients>> NotifierClients::create(
-    boost::asio::io_context& io, const Flags& flags) {
+    boost::asio::io_context& io, core::Clock& clock, const Flags& flags) {
   std::unique_ptr<NotifierClients> out(new NotifierClients());
   if (flags.notifier_blackhole) {
     out->notifiers_.push_back(std::make_shared<notifier::BlackholeNotifier>());
     return out;
   }
+  auto delivery = delivery_options(flags);
+  if (!delivery) return core::fail(delivery.error());
   auto endpoints = notifier_endpoints(flags);
   if (!endpoints) return core::fail(endpoints.error());
+  std::random_device seed;
   for (auto& e : *endpoints) {
     net::ClientOptions options;
     options.tls = std::move(e.tls);
     auto& http = *out->transports_.emplace_back(std::make_unique<net::HttpClient>(io, options));
-    out->notifiers_.push_back(
-        std::make_shared<notifier::AlertmanagerClient>(http, std::move(e.target)));
+    auto client = std::make_shared<notifier::AlertmanagerClient>(http, std::move(e.target));
+    notifier::DeliveryOptions o = *delivery;
+    o.seed = (static_cast<uint64_t>(seed()) << 32) ^ seed();
+    auto queue = std::make_shared<notifier::DeliveryQueue>(clock, std::move(client), std::move(o));
+    out->queues_.push_back(queue);
+    out->notifiers_.push_back(std::move(queue));
   }
   return out;
 }
 
 void NotifierClients::close() {
+  for (auto& q : queues_) q->close();
   for (auto& t : transports_) t->close();
 }
 

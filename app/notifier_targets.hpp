@@ -13,7 +13,9 @@
 #include "app/flags.hpp"
 #include "core/error.hpp"
 #include "net/http_client.hpp"
+#include "core/clock.hpp"
 #include "notifier/alertmanager_client.hpp"
+#include "notifier/delivery_queue.hpp"
 
 namespace app {
 
@@ -28,18 +30,25 @@ struct NotifierEndpoint {
 // TLS file, a bad -notifier.headers entry.
 [[nodiscard]] core::Result<std::vector<NotifierEndpoint>> notifier_endpoints(const Flags& flags);
 
-// The notifiers the daemon sends to (-notifier.blackhole, or one AlertmanagerClient per
-// -notifier.url), each URL with an HTTP client of its own because TLS settings are per URL.
-// Owns the clients: keep it alive until the loop has drained, after close().
+// The delivery-queue options from -notifier.maxQueueSize, .maxBatchSize, .concurrency,
+// .retryMinInterval, .retryMaxInterval, .retryMaxTime (bad_config when one is not positive).
+// Failures are logged (retries at WARN, losses at ERROR).
+[[nodiscard]] core::Result<notifier::DeliveryOptions> delivery_options(const Flags& flags);
+
+// The notifiers the daemon sends to (-notifier.blackhole, or per -notifier.url an
+// AlertmanagerClient behind its own DeliveryQueue), each URL with an HTTP client of its own
+// because TLS settings are per URL. Owns the clients: keep it alive until the loop has drained,
+// after close().
 class NotifierClients {
  public:
+  // `clock` runs the queues' retry timers: the loop `io` runs.
   [[nodiscard]] static core::Result<std::unique_ptr<NotifierClients>> create(
-      boost::asio::io_context& io, const Flags& flags);
+      boost::asio::io_context& io, core::Clock& clock, const Flags& flags);
 
   [[nodiscard]] const std::vector<std::shared_ptr<notifier::Notifier>>& notifiers() const {
     return notifiers_;
   }
-  // Fails queued requests and closes connections (shutdown).
+  // Drops what the queues hold, fails requests in flight and closes connections (shutdown).
   void close();
 
  private:
@@ -47,6 +56,7 @@ class NotifierClients {
 
   std::vector<std::unique_ptr<net::HttpClient>> transports_;
   std::vector<std::shared_ptr<notifier::Notifier>> notifiers_;
+  std::vector<std::shared_ptr<notifier::DeliveryQueue>> queues_;
 };
 
 }  // namespace app

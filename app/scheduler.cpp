@@ -267,6 +267,8 @@ void GroupScheduler::rule_done() {
 
 void GroupScheduler::end_round() {
   miss_timer_->cancel();
+  // The alerts of the round were queued rule by rule: they leave now, together.
+  deps_.notifiers.flush();
   if (round_active_) {
     ++iterations_;
     iteration_seconds_ +=
@@ -312,6 +314,7 @@ void GroupScheduler::apply_pending_update() {
   if (!closed.alerts.empty()) {
     deps_.notifiers.send(std::move(closed.alerts), group_->spec().notifier_headers,
                          "group \"" + group_->spec().name + "\": removed rules");
+    deps_.notifiers.flush();
   }
   // The interval is part of the group ID: an update never changes it, so the armed timer holds.
   spdlog::info("group \"{}\": updated", group_->spec().name);
@@ -335,6 +338,7 @@ void GroupScheduler::finish_stop() {
     if (!closed.alerts.empty()) {
       deps_.notifiers.send(std::move(closed.alerts), group_->spec().notifier_headers,
                            "group \"" + group_->spec().name + "\": removed");
+      deps_.notifiers.flush();
     }
   }
   deps_.store.remove(group_->id());

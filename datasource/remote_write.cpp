@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/backoff.hpp"
 #include "core/strings.hpp"
 #include "datasource/http_querier.hpp"
 #include "remote_write.pb.h"  // generated from datasource/remote_write.proto
@@ -81,7 +82,7 @@ struct RemoteWriter::State : std::enable_shared_from_this<RemoteWriter::State> {
     size_t rows = 0;
     unsigned attempts = 0;
     std::chrono::steady_clock::time_point first_attempt;
-    core::Duration backoff{};
+    core::Backoff backoff;
     std::unique_ptr<core::Timer> retry_timer;
     bool waiting = false;  // for its retry timer
   };
@@ -233,7 +234,8 @@ struct RemoteWriter::State : std::enable_shared_from_this<RemoteWriter::State> {
     stats.flushes_total.fetch_add(1, std::memory_order_relaxed);
     batch->rows = rows.size();
     batch->first_attempt = t1;
-    batch->backoff = std::min(options.retry_min_interval, options.retry_max_time);
+    batch->backoff = core::Backoff(std::min(options.retry_min_interval, options.retry_max_time),
+                                   options.retry_max_time);
     batch->retry_timer = clock->make_timer();
     active.push_back(batch);
     send(batch);
@@ -280,8 +282,7 @@ struct RemoteWriter::State : std::enable_shared_from_this<RemoteWriter::State> {
       const core::Duration left =
           std::chrono::duration_cast<core::Duration>(options.retry_max_time - elapsed);
       if (left > core::Duration::zero()) {
-        const core::Duration wait = std::min(batch->backoff, left);
-        batch->backoff *= 2;
+        const core::Duration wait = std::min(batch->backoff.next(), left);
         batch->waiting = true;
         batch->retry_timer->start(wait, [weak = weak_from_this(), wb = std::weak_ptr<Batch>(batch)] {
           auto self = weak.lock();

@@ -84,14 +84,14 @@ void AlertmanagerClient::on_response(size_t count, core::Result<net::Response> r
     // net's errors already read `Post "<url>": <cause>`, like Go's *url.Error.
     std::string msg = prefix + r.error().message;
     record_error(count, msg);
-    done(core::Error{std::move(msg)});
+    done(core::Error{std::move(msg), r.error().kind, r.error().http_status});
     return;
   }
   if (r->status < 200 || r->status > 299) {
     std::string msg = prefix + "invalid SC " + std::to_string(r->status) + " from \"" + addr_ +
                       "\"; response body: " + core::clip(r->body);
     record_error(count, msg);
-    done(core::Error{std::move(msg)});
+    done(core::Error{std::move(msg), core::ErrorKind::http_status, r->status});
     return;
   }
   {

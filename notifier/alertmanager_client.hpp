@@ -6,8 +6,10 @@
 //   failed to send alerts to addr "<addr>": invalid SC 500 from "<addr>"; response body: <body>
 // where <addr> is addr(): the POST URL (vmalert's Addr()) with its userinfo removed and the
 // values of secret-looking query arguments replaced by "secret", unless show_url
-// (-notifier.showURL). The body is clipped to core::kMaxErrorBody. Any 2xx is success. No
-// retries.
+// (-notifier.showURL). The body is clipped to core::kMaxErrorBody. Any 2xx is success. Errors
+// keep the transport's kind (timeout, connection) or are http_status with the code, for the
+// retry decision of notifier::DeliveryQueue, which sits in front of the client; the client
+// itself does one POST per send() and never retries.
 #pragma once
 
 #include <atomic>

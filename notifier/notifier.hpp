@@ -1,5 +1,6 @@
 // notifier::Notifier: what rules/ sees of an alert receiver. One call sends one batch (one
-// rule's due alerts); the callback runs on the event loop's thread.
+// rule's due alerts), or queues it (DeliveryQueue, then `done` runs at once); the callback runs
+// on the event loop's thread.
 #pragma once
 
 #include <cstdint>
@@ -28,12 +29,18 @@ struct Alert {
 using SendDone = std::function<void(std::optional<core::Error>)>;
 
 // Per-notifier counters for /metrics and the API. They count alerts, not POSTs: `sent` counts
-// every alert attempted (vmalert_alerts_sent_total{addr}), `errors` those in failed POSTs
-// (vmalert_alerts_send_errors_total{addr}).
+// every alert in every POST attempt, retries included (vmalert_alerts_sent_total{addr}),
+// `errors` those in failed POSTs (vmalert_alerts_send_errors_total{addr}). The rest is kept by
+// a delivery queue (notifier/delivery_queue.hpp) only.
 struct NotifierStats {
   uint64_t sent = 0;
   uint64_t errors = 0;
   std::string last_error;  // empty = last send succeeded or none yet
+  uint64_t dropped = 0;    // alerts given up on: full queue, retry deadline, refused (4xx)
+  uint64_t queued = 0;     // alerts waiting to be sent (in flight not included)
+  uint64_t in_flight = 0;  // alerts in POSTs not answered yet
+  uint64_t posts = 0;      // POSTs answered (vmalert_alerts_send_duration_seconds_count)
+  double send_seconds = 0;  // their total duration (..._sum)
 };
 
 class Notifier {
@@ -43,6 +50,9 @@ class Notifier {
   virtual void send(std::span<const Alert> alerts,
                     const std::vector<std::pair<std::string, std::string>>& headers,
                     SendDone done) = 0;
+  // A notifier that queues (DeliveryQueue) sends what is queued now; the scheduler calls it at
+  // the end of a round, so that the alerts of a round leave together. Default: nothing queued.
+  virtual void flush() {}
   // The address as shown in metrics and logs (no credentials).
   [[nodiscard]] virtual std::string addr() const = 0;
   // Counters so far (a copy). Default: none kept.

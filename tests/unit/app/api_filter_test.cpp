@@ -388,7 +388,8 @@ TEST_CASE("/api/v1/notifiers lists targets by kind", "[app][api]") {
   api.notifiers.set({n});
   CHECK(api.get("/vmalert/api/v1/notifiers").body ==
         R"({"status":"success","data":{"notifiers":[{"kind":"static","targets":[)"
-        R"({"address":"recording","labels":{},"lastError":""}]}]}})");
+        R"({"address":"recording","labels":{},"lastError":"","queueLength":0,"inFlight":0,)"
+        R"("dropped":0}]}]}})");
 }
 
 TEST_CASE("the generatorURL page and the rule page", "[app][api]") {

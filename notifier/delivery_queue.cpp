@@ -1,0 +1,322 @@
+#include "notifier/delivery_queue.hpp"
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
+
+#include "core/backoff.hpp"
+
+namespace notifier {
+
+namespace {
+
+using Headers = std::vector<std::pair<std::string, std::string>>;
+using HeadersPtr = std::shared_ptr<const Headers>;
+
+std::string seconds_text(core::Duration d) {
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+  return std::to_string(ms / 1000) + "." + std::to_string(ms % 1000 / 100) + "s";
+}
+
+}  // namespace
+
+struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State> {
+  struct Entry {
+    Alert alert;
+    HeadersPtr headers;
+    core::TimePoint deadline{};  // given up after this (wall time)
+    uint64_t seq = 0;            // place in the queue: older states keep theirs on a retry
+  };
+  struct Slot {
+    std::optional<Entry> queued;
+    bool in_flight = false;
+  };
+  struct Post {
+    std::vector<std::string> keys;
+    std::vector<Alert> alerts;
+    std::vector<core::TimePoint> deadlines;
+    std::vector<uint64_t> seqs;
+    HeadersPtr headers;
+    std::chrono::steady_clock::time_point started;
+  };
+
+  core::Clock* clock = nullptr;
+  std::shared_ptr<Notifier> poster;
+  DeliveryOptions options;
+
+  // Loop only, except that stats() reads the counters and the sizes under `mu`.
+  mutable std::mutex mu;
+  std::unordered_map<std::string, Slot> slots;
+  std::map<uint64_t, std::string> order;  // seq -> key of the queued state, oldest first
+  uint64_t next_seq = 0;
+  size_t posts_in_flight = 0;
+  uint64_t alerts_in_flight = 0;
+  uint64_t dropped = 0;
+  uint64_t posts = 0;
+  double send_seconds = 0;
+  bool waiting = false;  // for the backoff timer
+  bool closed = false;
+  bool kick_posted = false;
+  core::Backoff backoff;
+  std::unique_ptr<core::Timer> retry_timer;
+
+  void log(bool error, const std::string& message) const {
+    if (options.log) options.log(error, message);
+  }
+
+  // Under `mu`. Forgets `key`'s slot once nothing is queued or in flight for it.
+  void release_if_idle(const std::string& key) {
+    auto it = slots.find(key);
+    if (it != slots.end() && !it->second.queued && !it->second.in_flight) slots.erase(it);
+  }
+
+  // Under `mu`. Drops the oldest queued alerts beyond the bound; returns how many.
+  size_t trim() {
+    size_t n = 0;
+    while (order.size() > options.max_queue_size) {
+      auto it = order.begin();
+      const std::string key = std::move(it->second);
+      order.erase(it);
+      slots[key].queued.reset();
+      release_if_idle(key);
+      ++n;
+    }
+    dropped += n;
+    return n;
+  }
+
+  void enqueue(std::span<const Alert> alerts, const Headers& headers) {
+    if (alerts.empty()) return;
+    auto shared_headers = std::make_shared<const Headers>(headers);
+    const core::TimePoint now = clock->now();
+    size_t full_drops = 0;
+    size_t refused = 0;
+    bool kick = false;
+    {
+      std::lock_guard lock(mu);
+      if (closed) {
+        refused = alerts.size();
+        dropped += refused;
+      } else {
+        for (const Alert& a : alerts) {
+          std::string key = a.labels.to_string();
+          Slot& slot = slots[key];
+          if (slot.queued) order.erase(slot.queued->seq);  // superseded by this newer state
+          core::TimePoint deadline = now + options.retry_max_time;
+          if (a.ends_at && *a.ends_at > deadline) deadline = *a.ends_at;
+          const uint64_t seq = next_seq++;
+          slot.queued = Entry{a, shared_headers, deadline, seq};
+          order.emplace(seq, std::move(key));
+        }
+        full_drops = trim();
+        if (order.size() >= options.max_batch_size && !kick_posted) kick = kick_posted = true;
+      }
+    }
+    if (refused > 0)
+      log(true, "dropped " + std::to_string(refused) + " alert(s) for " + poster->addr() +
+                    ": the notifier is closed");
+    if (full_drops > 0) {
+      log(true, "notifier queue for " + poster->addr() + " is full (" +
+                    std::to_string(options.max_queue_size) +
+                    " alerts, -notifier.maxQueueSize): dropped the " + std::to_string(full_drops) +
+                    " oldest alert(s)");
+    }
+    if (kick) {
+      clock->post([weak = weak_from_this()] {
+        if (auto self = weak.lock()) {
+          {
+            std::lock_guard lock(self->mu);
+            self->kick_posted = false;
+          }
+          self->pump();
+        }
+      });
+    }
+  }
+
+  // Starts POSTs while a slot is free, no backoff wait runs and something is queued.
+  void pump() {
+    for (;;) {
+      auto post = std::make_shared<Post>();
+      size_t expired = 0;
+      {
+        std::lock_guard lock(mu);
+        if (closed || waiting || posts_in_flight >= options.concurrency) break;
+        const core::TimePoint now = clock->now();
+        for (auto it = order.begin();
+             it != order.end() && post->keys.size() < options.max_batch_size;) {
+          Slot& slot = slots[it->second];
+          if (slot.in_flight) {  // an older state is on the wire: this one follows it
+            ++it;
+            continue;
+          }
+          Entry& e = *slot.queued;
+          if (e.deadline < now) {
+            ++expired;
+            const std::string key = std::move(it->second);
+            it = order.erase(it);
+            slot.queued.reset();
+            release_if_idle(key);
+            continue;
+          }
+          if (post->headers && *post->headers != *e.headers) {
+            ++it;
+            continue;
+          }
+          if (!post->headers) post->headers = e.headers;
+          post->alerts.push_back(std::move(e.alert));
+          post->deadlines.push_back(e.deadline);
+          post->seqs.push_back(e.seq);
+          post->keys.push_back(std::move(it->second));
+          slot.queued.reset();
+          slot.in_flight = true;
+          it = order.erase(it);
+        }
+        dropped += expired;
+        if (!post->keys.empty()) {
+          ++posts_in_flight;
+          alerts_in_flight += post->keys.size();
+        }
+      }
+      if (expired > 0) {
+        log(true, "gave up on " + std::to_string(expired) + " alert(s) for " + poster->addr() +
+                      ": not accepted within -notifier.retryMaxTime and past their endsAt");
+      }
+      if (post->keys.empty()) break;
+      post->started = clock->monotonic();
+      poster->send(post->alerts, *post->headers,
+                   [self = shared_from_this(), post](std::optional<core::Error> err) {
+                     self->on_done(*post, std::move(err));
+                   });
+    }
+  }
+
+  void on_done(Post& post, std::optional<core::Error> err) {
+    const double took = std::chrono::duration<double>(clock->monotonic() - post.started).count();
+    const size_t n = post.keys.size();
+    const bool retry = err && err->retryable();
+    core::Duration wait{};
+    size_t lost = 0;
+    {
+      std::lock_guard lock(mu);
+      --posts_in_flight;
+      alerts_in_flight -= n;
+      ++posts;
+      send_seconds += took;
+      for (size_t i = 0; i < n; ++i) {
+        const std::string& key = post.keys[i];
+        Slot& slot = slots[key];
+        slot.in_flight = false;
+        if (retry && !closed && !slot.queued) {
+          slot.queued =
+              Entry{std::move(post.alerts[i]), post.headers, post.deadlines[i], post.seqs[i]};
+          order.emplace(post.seqs[i], key);
+        } else if (err && !slot.queued) {
+          ++lost;  // refused, or closed: given up (a newer state queued is not a loss)
+        }
+        release_if_idle(key);
+      }
+      dropped += lost;
+      if (!err) {
+        backoff.reset();
+      } else if (retry && !closed) {
+        lost += trim();
+        if (!waiting) {
+          waiting = true;
+          wait = backoff.next();
+        }
+      }
+    }
+    if (err) {
+      std::string msg = err->message;
+      if (retry && wait > core::Duration::zero()) {
+        msg += "; " + std::to_string(n) + " alert(s) kept, retrying in " + seconds_text(wait);
+      } else if (retry) {
+        msg += "; " + std::to_string(n) + " alert(s) kept for the retry";
+      }
+      if (lost > 0) msg += "; dropped " + std::to_string(lost) + " alert(s)";
+      log(!retry, msg);
+    }
+    if (wait > core::Duration::zero()) {
+      retry_timer->start(wait, [weak = weak_from_this()] {
+        if (auto self = weak.lock()) {
+          {
+            std::lock_guard lock(self->mu);
+            self->waiting = false;
+          }
+          self->pump();
+        }
+      });
+      return;
+    }
+    pump();
+  }
+
+  void close() {
+    size_t lost = 0;
+    {
+      std::lock_guard lock(mu);
+      if (closed) return;
+      closed = true;
+      waiting = false;
+      lost = order.size();
+      dropped += lost;
+      order.clear();
+      for (auto it = slots.begin(); it != slots.end();) {
+        it->second.queued.reset();
+        it = it->second.in_flight ? std::next(it) : slots.erase(it);
+      }
+    }
+    retry_timer->cancel();
+    if (lost > 0) {
+      log(true, "dropped " + std::to_string(lost) + " queued alert(s) for " + poster->addr() +
+                    " at shutdown");
+    }
+  }
+};
+
+DeliveryQueue::DeliveryQueue(core::Clock& clock, std::shared_ptr<Notifier> poster,
+                             DeliveryOptions options)
+    : state_(std::make_shared<State>()) {
+  if (options.max_queue_size == 0) options.max_queue_size = 1;
+  if (options.max_batch_size == 0) options.max_batch_size = 1;
+  if (options.concurrency == 0) options.concurrency = 1;
+  state_->clock = &clock;
+  state_->poster = std::move(poster);
+  state_->backoff = core::Backoff(options.retry_min_interval, options.retry_max_interval,
+                                  options.jitter, options.seed);
+  state_->options = std::move(options);
+  state_->retry_timer = clock.make_timer();
+}
+
+DeliveryQueue::~DeliveryQueue() { state_->retry_timer->cancel(); }
+
+void DeliveryQueue::send(std::span<const Alert> alerts, const Headers& headers, SendDone done) {
+  state_->enqueue(alerts, headers);
+  if (done) done(std::nullopt);
+}
+
+void DeliveryQueue::flush() { state_->pump(); }
+
+void DeliveryQueue::close() { state_->close(); }
+
+std::string DeliveryQueue::addr() const { return state_->poster->addr(); }
+
+std::string DeliveryQueue::kind() const { return state_->poster->kind(); }
+
+core::Labels DeliveryQueue::target_labels() const { return state_->poster->target_labels(); }
+
+NotifierStats DeliveryQueue::stats() const {
+  NotifierStats s = state_->poster->stats();
+  std::lock_guard lock(state_->mu);
+  s.dropped = state_->dropped;
+  s.queued = state_->order.size();
+  s.in_flight = state_->alerts_in_flight;
+  s.posts = state_->posts;
+  s.send_seconds = state_->send_seconds;
+  return s;
+}
+
+}  // namespace notifier
