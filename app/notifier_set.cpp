@@ -24,12 +24,18 @@ void NotifierSet::send(std::vector<notifier::Alert> batch, const Headers& header
   if (batch.empty()) return;
   const auto targets = this->targets();
   if (targets.empty()) return;
-  // The batch must outlive every send; the notifiers keep the targets alive themselves.
-  auto shared = std::make_shared<const std::vector<notifier::Alert>>(std::move(batch));
-  for (const auto& n : targets) {
-    n->send(*shared, headers, [shared, n, where](std::optional<core::Error> e) {
+  // Each target owns its batch (a queue keeps the alerts without copying them again): every
+  // target but the last gets a copy, the last one the batch itself.
+  for (size_t i = 0; i < targets.size(); ++i) {
+    const auto& n = targets[i];
+    auto done = [n, where](std::optional<core::Error> e) {
       if (e) spdlog::error("{}: {}", where, e->message);
-    });
+    };
+    if (i + 1 < targets.size()) {
+      n->send_owned(batch, headers, std::move(done));
+    } else {
+      n->send_owned(std::move(batch), headers, std::move(done));
+    }
   }
 }
 

@@ -4,9 +4,11 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <type_traits>
 #include <unordered_map>
 
 #include "core/backoff.hpp"
+#include "core/hash.hpp"
 
 namespace notifier {
 
@@ -14,6 +16,24 @@ namespace {
 
 using Headers = std::vector<std::pair<std::string, std::string>>;
 using HeadersPtr = std::shared_ptr<const Headers>;
+
+// Alertmanager's identity of an alert (model.Fingerprint): FNV-1a 64 over the sorted label
+// names and values, each followed by 0xFF. Two label sets with the same fingerprint are one
+// alert to Alertmanager too.
+uint64_t fingerprint(const core::Labels& labels) {
+  core::Fnv1a64 h;
+  for (const auto& l : labels) {
+    h.add(l.name);
+    h.add_byte(0xFF);
+    h.add(l.value);
+    h.add_byte(0xFF);
+  }
+  return h.value();
+}
+
+struct MixHash {
+  size_t operator()(uint64_t v) const { return static_cast<size_t>(core::mix64(v)); }
+};
 
 std::string seconds_text(core::Duration d) {
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
@@ -34,7 +54,7 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
     bool in_flight = false;
   };
   struct Post {
-    std::vector<std::string> keys;
+    std::vector<uint64_t> keys;
     std::vector<Alert> alerts;
     std::vector<core::TimePoint> deadlines;
     std::vector<uint64_t> seqs;
@@ -48,8 +68,8 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
 
   // Loop only, except that stats() reads the counters and the sizes under `mu`.
   mutable std::mutex mu;
-  std::unordered_map<std::string, Slot> slots;
-  std::map<uint64_t, std::string> order;  // seq -> key of the queued state, oldest first
+  std::unordered_map<uint64_t, Slot, MixHash> slots;  // by fingerprint
+  std::map<uint64_t, uint64_t> order;  // seq -> fingerprint of the queued state, oldest first
   uint64_t next_seq = 0;
   size_t posts_in_flight = 0;
   uint64_t alerts_in_flight = 0;
@@ -67,7 +87,7 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
   }
 
   // Under `mu`. Forgets `key`'s slot once nothing is queued or in flight for it.
-  void release_if_idle(const std::string& key) {
+  void release_if_idle(uint64_t key) {
     auto it = slots.find(key);
     if (it != slots.end() && !it->second.queued && !it->second.in_flight) slots.erase(it);
   }
@@ -77,7 +97,7 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
     size_t n = 0;
     while (order.size() > options.max_queue_size) {
       auto it = order.begin();
-      const std::string key = std::move(it->second);
+      const uint64_t key = it->second;
       order.erase(it);
       slots[key].queued.reset();
       release_if_idle(key);
@@ -87,7 +107,9 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
     return n;
   }
 
-  void enqueue(std::span<const Alert> alerts, const Headers& headers) {
+  // `Span` is std::span<const Alert> (copied in) or std::span<Alert> (moved in).
+  template <class Span>
+  void enqueue(Span alerts, const Headers& headers) {
     if (alerts.empty()) return;
     auto shared_headers = std::make_shared<const Headers>(headers);
     const core::TimePoint now = clock->now();
@@ -100,15 +122,19 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
         refused = alerts.size();
         dropped += refused;
       } else {
-        for (const Alert& a : alerts) {
-          std::string key = a.labels.to_string();
+        for (auto& a : alerts) {
+          const uint64_t key = fingerprint(a.labels);
           Slot& slot = slots[key];
           if (slot.queued) order.erase(slot.queued->seq);  // superseded by this newer state
           core::TimePoint deadline = now + options.retry_max_time;
           if (a.ends_at && *a.ends_at > deadline) deadline = *a.ends_at;
           const uint64_t seq = next_seq++;
-          slot.queued = Entry{a, shared_headers, deadline, seq};
-          order.emplace(seq, std::move(key));
+          if constexpr (std::is_const_v<std::remove_reference_t<decltype(a)>>) {
+            slot.queued = Entry{a, shared_headers, deadline, seq};
+          } else {
+            slot.queued = Entry{std::move(a), shared_headers, deadline, seq};
+          }
+          order.emplace(seq, key);
         }
         full_drops = trim();
         if (order.size() >= options.max_batch_size && !kick_posted) kick = kick_posted = true;
@@ -155,7 +181,7 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
           Entry& e = *slot.queued;
           if (e.deadline < now) {
             ++expired;
-            const std::string key = std::move(it->second);
+            const uint64_t key = it->second;
             it = order.erase(it);
             slot.queued.reset();
             release_if_idle(key);
@@ -169,7 +195,7 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
           post->alerts.push_back(std::move(e.alert));
           post->deadlines.push_back(e.deadline);
           post->seqs.push_back(e.seq);
-          post->keys.push_back(std::move(it->second));
+          post->keys.push_back(it->second);
           slot.queued.reset();
           slot.in_flight = true;
           it = order.erase(it);
@@ -206,7 +232,7 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
       ++posts;
       send_seconds += took;
       for (size_t i = 0; i < n; ++i) {
-        const std::string& key = post.keys[i];
+        const uint64_t key = post.keys[i];
         Slot& slot = slots[key];
         slot.in_flight = false;
         if (retry && !closed && !slot.queued) {
@@ -295,6 +321,11 @@ DeliveryQueue::~DeliveryQueue() { state_->retry_timer->cancel(); }
 
 void DeliveryQueue::send(std::span<const Alert> alerts, const Headers& headers, SendDone done) {
   state_->enqueue(alerts, headers);
+  if (done) done(std::nullopt);
+}
+
+void DeliveryQueue::send_owned(std::vector<Alert> alerts, const Headers& headers, SendDone done) {
+  state_->enqueue(std::span<Alert>(alerts), headers);
   if (done) done(std::nullopt);
 }
 

@@ -7,10 +7,10 @@
 //     flush() starts the POSTs; the scheduler calls it when a round ends, so the alerts of a
 //     round leave together, in POSTs of at most `max_batch_size` alerts (same group headers in
 //     one POST). A queue holding a full batch starts it without waiting for flush().
-//   - Alerts are keyed by their label set (Alertmanager's identity of an alert): a newer state
-//     of a queued alert replaces the older one and queues as the newest entry. An alert in a
-//     POST not answered yet is not sent again until that POST is answered, so a newer state
-//     never overtakes an older one.
+//   - Alerts are keyed by their label set's fingerprint (Alertmanager's identity of an alert:
+//     FNV-1a 64 over the sorted names and values): a newer state of a queued alert replaces
+//     the older one and queues as the newest entry. An alert in a POST not answered yet is not
+//     sent again until that POST is answered, so a newer state never overtakes an older one.
 //   - At most `concurrency` POSTs in flight; the queue holds at most `max_queue_size` alerts
 //     waiting, and when full drops the OLDEST, counted in stats().dropped.
 //   - 2xx: accepted. 429, 5xx and transport errors (error kinds timeout/connection and
@@ -70,6 +70,9 @@ class DeliveryQueue final : public Notifier {
   void send(std::span<const Alert> alerts,
             const std::vector<std::pair<std::string, std::string>>& headers,
             SendDone done) override;
+  void send_owned(std::vector<Alert> alerts,
+                  const std::vector<std::pair<std::string, std::string>>& headers,
+                  SendDone done) override;
   void flush() override;
   [[nodiscard]] std::string addr() const override;
   // The poster's counters (sent, errors, last_error) and the queue's.

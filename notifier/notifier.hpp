@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -50,6 +51,16 @@ class Notifier {
   virtual void send(std::span<const Alert> alerts,
                     const std::vector<std::pair<std::string, std::string>>& headers,
                     SendDone done) = 0;
+  // The same, handing the batch over: a queue keeps the alerts without copying them. Default:
+  // send() with the batch kept alive until `done`.
+  virtual void send_owned(std::vector<Alert> alerts,
+                          const std::vector<std::pair<std::string, std::string>>& headers,
+                          SendDone done) {
+    auto kept = std::make_shared<const std::vector<Alert>>(std::move(alerts));
+    send(*kept, headers, [kept, done = std::move(done)](std::optional<core::Error> e) {
+      if (done) done(std::move(e));
+    });
+  }
   // A notifier that queues (DeliveryQueue) sends what is queued now; the scheduler calls it at
   // the end of a round, so that the alerts of a round leave together. Default: nothing queued.
   virtual void flush() {}

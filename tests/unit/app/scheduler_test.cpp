@@ -11,6 +11,9 @@
 #include <vector>
 
 #include "config/loader.hpp"
+#include "notifier/alertmanager_client.hpp"
+#include "notifier/delivery_queue.hpp"
+#include "tests/fakes/fake_transport.hpp"
 #include "tests/fakes/fake_querier.hpp"
 #include "tests/fakes/holding_querier.hpp"
 #include "tests/fakes/manual_loop.hpp"
@@ -369,4 +372,57 @@ groups:
   CHECK(b.effective_limit == 3);
   CHECK(b.effective_concurrency == 4);
   CHECK_FALSE(b.effective_eval_alignment);
+}
+
+TEST_CASE("the alerts of a round leave in one POST per Alertmanager", "[app][scheduler]") {
+  Harness<fakes::FakeQuerier> h;
+  fakes::FakeTransport am1;
+  fakes::FakeTransport am2;
+  auto queue = [&h](fakes::FakeTransport& t, const char* url) {
+    notifier::AlertmanagerTarget target;
+    target.url = url;
+    return std::make_shared<notifier::DeliveryQueue>(
+        h.loop, std::make_shared<notifier::AlertmanagerClient>(t, target),
+        notifier::DeliveryOptions{});
+  };
+  auto q1 = queue(am1, "http://am1:9093");
+  auto q2 = queue(am2, "http://am2:9093");
+  h.notifiers.set({q1, q2, h.notifier});
+  h.querier.answers["up"] = {{core::Labels{{"instance", "a"}}, 1},
+                             {core::Labels{{"instance", "b"}}, 1}};
+  h.querier.answers["down"] = {{core::Labels{{"instance", "c"}}, 1}};
+  REQUIRE(h.apply(R"(
+groups:
+  - name: g
+    interval: 1m
+    rules:
+      - alert: Up
+        expr: up
+      - alert: Down
+        expr: down
+)"));
+  h.loop.advance(1s);
+  // Two rules, three alerts: one POST to each Alertmanager; the plain notifier got each rule's
+  // batch as it came.
+  REQUIRE(am1.requests.size() == 1);
+  REQUIRE(am2.requests.size() == 1);
+  CHECK(am1.requests[0].body == am2.requests[0].body);
+  for (const char* inst : {"\"a\"", "\"b\"", "\"c\""}) {
+    CHECK(am1.requests[0].body.find(std::string("\"instance\":") + inst) != std::string::npos);
+  }
+  CHECK(h.notifier->batches.size() == 2);
+  // AM2 fails: AM1 still gets the next round at once, AM2 after its backoff.
+  am1.complete_all();
+  am2.respond_with(503, "");
+  am2.complete_all();
+  h.loop.advance(60s);
+  CHECK(am1.requests.size() == 2);
+  CHECK(am2.requests.size() == 2);  // the retry, a second after the failure, not answered yet
+  CHECK(q2->stats().in_flight == 3);
+  CHECK(q2->stats().queued == 3);  // the next round's states wait behind it
+  am2.respond_with(200, "");
+  am2.complete_all();
+  REQUIRE(am2.requests.size() == 3);
+  CHECK(am2.requests[2].body == am1.requests[1].body);
+  CHECK(q2->stats().queued == 0);
 }

@@ -355,3 +355,14 @@ TEST_CASE("delivery: close drops what is queued and cancels the retry wait",
   CHECK(rig.stats().dropped == 2);
   CHECK(rig.transport.requests.size() == 1);
 }
+
+TEST_CASE("delivery: send_owned queues the batch it is handed like send",
+          "[notifier][delivery]") {
+  Rig rig;
+  rig.queue->send_owned({alert("a", "1", rig.now()), alert("b", "1", rig.now())}, {}, nullptr);
+  rig.queue->send_owned({alert("a", "2", rig.now())}, {}, nullptr);
+  CHECK(rig.stats().queued == 2);
+  rig.queue->flush();
+  REQUIRE(rig.transport.requests.size() == 1);
+  CHECK(posted(rig.transport.requests[0]) == std::vector<std::string>{"b=1", "a=2"});
+}
