@@ -675,73 +675,82 @@ std::string alerts_json(const SnapshotStore& store, const AlertsFilter& filter) 
   return out;
 }
 
-core::expected<std::string, ApiError> rules_json(const SnapshotStore& store,
-                                                 const RulesFilter& f) {
+core::expected<RulesSelection, ApiError> select_rules(const SnapshotStore& store,
+                                                     const RulesFilter& f) {
+  RulesSelection sel;
   const auto groups = store.all();
   const long long limit = f.group_limit;
   long long skip = (static_cast<long long>(f.page_num) - 1) * limit;
-  long long total_groups = 0;
-  long long total_rules = 0;
-  std::string data;
-  size_t written = 0;
-  bool early_empty = skip >= static_cast<long long>(groups.size());
+  const bool early_empty = skip >= static_cast<long long>(groups.size());
   if (!early_empty) {
-    std::string group_out;
-    std::map<std::string, int, std::less<>> states;
+    SelectedGroup current;
     for (const auto& g : groups) {
       if (!f.groups.matches(*g)) continue;
       const bool group_found = f.search.empty() || contains_folded(g->name, f.search) ||
                                contains_folded(g->file, f.search);
-      group_out.clear();
-      states.clear();
-      append_group_head(group_out, *g);
-      size_t kept = 0;
+      current.rules.clear();
+      current.states.clear();
       for (const auto& r : g->rules) {
         if (!group_found && !contains_folded(r.name, f.search)) continue;
         const auto state = rule_state(r, f.extended_states);
         if (!rule_matches(f, r, state)) continue;
-        ++states[std::string(state)];
-        if (kept > 0) group_out += ',';
-        ++kept;
-        append_rule(group_out, *g, r, RuleOptions{state, !f.exclude_alerts, false});
+        ++current.states[std::string(state)];
+        current.rules.push_back(SelectedRule{&r, state});
       }
-      if (!g->rules.empty() && kept == 0) continue;
+      if (!g->rules.empty() && current.rules.empty()) continue;
       if (limit > 0) {
-        ++total_groups;
-        total_rules += static_cast<long long>(kept);
+        ++sel.total_groups;
+        sel.total_rules += static_cast<long long>(current.rules.size());
       }
       if (skip > 0) {
         --skip;
         continue;
       }
-      if (limit == 0 || static_cast<long long>(written) < limit) {
-        append_group_tail(group_out, *g, states);
-        if (written > 0) data += ',';
-        data += group_out;
-        ++written;
+      if (limit == 0 || static_cast<long long>(sel.groups.size()) < limit) {
+        current.group = g;
+        sel.groups.push_back(std::move(current));
+        current = SelectedGroup{};
       }
     }
   }
-  long long page = 0;
-  long long total_pages = 0;
   if (limit > 0 && !early_empty) {
-    page = f.page_num;
-    total_pages = std::max<long long>((total_groups + limit - 1) / limit, 1);
+    sel.page = f.page_num;
+    sel.total_pages = std::max<long long>((sel.total_groups + limit - 1) / limit, 1);
   }
-  if (f.page_num > 1 && written == 0) {
+  if (f.page_num > 1 && sel.groups.empty()) {
     return bad_request("page_num exceeds total amount of pages");
   }
-  if (page > total_pages) {
-    return bad_request("page_num=" + std::to_string(page) +
-                       " exceeds total amount of pages in result=" + std::to_string(total_pages));
+  if (sel.page > sel.total_pages) {
+    return bad_request("page_num=" + std::to_string(sel.page) +
+                       " exceeds total amount of pages in result=" +
+                       std::to_string(sel.total_pages));
   }
+  return sel;
+}
+
+core::expected<std::string, ApiError> rules_json(const SnapshotStore& store,
+                                                 const RulesFilter& f) {
+  auto sel = select_rules(store, f);
+  if (!sel) return core::unexpected<ApiError>(sel.error());
   std::string out = R"({"status":"success")";
-  if (page != 0) out += ",\"page\":" + std::to_string(page);
-  if (total_pages != 0) out += ",\"total_pages\":" + std::to_string(total_pages);
-  if (total_groups != 0) out += ",\"total_groups\":" + std::to_string(total_groups);
-  if (total_rules != 0) out += ",\"total_rules\":" + std::to_string(total_rules);
+  if (sel->page != 0) out += ",\"page\":" + std::to_string(sel->page);
+  if (sel->total_pages != 0) out += ",\"total_pages\":" + std::to_string(sel->total_pages);
+  if (sel->total_groups != 0) out += ",\"total_groups\":" + std::to_string(sel->total_groups);
+  if (sel->total_rules != 0) out += ",\"total_rules\":" + std::to_string(sel->total_rules);
   out += R"(,"data":{"groups":[)";
-  out += data;
+  bool first_group = true;
+  for (const auto& sg : sel->groups) {
+    if (!first_group) out += ',';
+    first_group = false;
+    append_group_head(out, *sg.group);
+    bool first = true;
+    for (const auto& sr : sg.rules) {
+      if (!first) out += ',';
+      first = false;
+      append_rule(out, *sg.group, *sr.rule, RuleOptions{sr.state, !f.exclude_alerts, false});
+    }
+    append_group_tail(out, *sg.group, sg.states);
+  }
   out += "]}}";
   return out;
 }
@@ -863,14 +872,23 @@ net::ServerResponse handle_request(const ApiContext& ctx, const net::ServerReque
     if (!ref) return html_response(ref.error().status, error_page(ref.error().message));
     return html_response(200, rule_page(*ref->group, *ref->rule));
   }
-  if (path == "/") {
-    return text_response(200,
-                         "alertd\n\n/api/v1/rules\n/api/v1/alerts\n/api/v1/notifiers\n"
-                         "/api/v1/alert?group_id=<id>&alert_id=<id>\n"
-                         "/api/v1/rule?group_id=<id>&rule_id=<id>\n/api/v1/group?group_id=<id>\n"
-                         "/vmalert/alert?group_id=<id>&alert_id=<id>\n"
-                         "/vmalert/rule?group_id=<id>&rule_id=<id>\n"
-                         "/metrics\n/-/healthy\n/-/ready\n/-/reload\n");
+  if (path == "/" || path == "/vmalert" || path == "/vmalert/" || path == "/vmalert/home" ||
+      path == "/vmalert/groups" || path == "/vmalert/alerts" || path == "/vmalert/notifiers") {
+    const std::string_view base = path == "/" ? "vmalert/" : path == "/vmalert" ? "vmalert/" : "";
+    const FormValues form(req);
+    const std::string reload_error = ctx.reload_status ? ctx.reload_status->error() : "";
+    PageQuery q{form.get("search"), form.get("state"), reload_error};
+    if (path == "/vmalert/alerts") return html_response(200, alerts_page(*ctx.store, q, base));
+    if (path == "/vmalert/notifiers") {
+      std::vector<std::shared_ptr<notifier::Notifier>> owned;
+      if (ctx.notifiers != nullptr) owned = ctx.notifiers->targets();
+      return html_response(200, notifiers_page(owned, q, base));
+    }
+    auto f = parse_rules_filter(form);
+    if (!f) return html_response(f.error().status, error_page(f.error().message));
+    auto sel = select_rules(*ctx.store, *f);
+    if (!sel) return html_response(sel.error().status, error_page(sel.error().message));
+    return html_response(200, groups_page(*sel, q, base));
   }
   return error_response(
       ApiError{404, "unsupported path requested: \"" + std::string(path) + "\""});

@@ -20,7 +20,9 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -38,6 +40,24 @@
 
 namespace app {
 
+// The last configuration reload's error for the UI ("" after a success); set by the reload
+// thread, read by the HTTP thread.
+class ReloadStatus {
+ public:
+  void set_error(std::string e) {
+    std::lock_guard lock(mu_);
+    error_ = std::move(e);
+  }
+  [[nodiscard]] std::string error() const {
+    std::lock_guard lock(mu_);
+    return error_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::string error_;
+};
+
 struct ApiContext {
   const SnapshotStore* store = nullptr;
   const GlobalCounters* counters = nullptr;
@@ -46,6 +66,7 @@ struct ApiContext {
   const std::atomic<bool>* ready = nullptr;
   std::function<void()> reload;  // /-/reload
   std::string reload_auth_key;   // -reloadAuthKey: /-/reload needs ?authKey=<it> when set
+  const ReloadStatus* reload_status = nullptr;  // may be null
 };
 
 [[nodiscard]] net::ServerResponse handle_request(const ApiContext& ctx,
@@ -105,6 +126,24 @@ struct RulesFilter {
 };
 
 [[nodiscard]] core::expected<RulesFilter, ApiError> parse_rules_filter(const FormValues& form);
+
+// What /api/v1/rules and the groups page show for a filter: the groups (in vmalert's order,
+// paged) with their matching rules and each rule's state as shown.
+struct SelectedRule {
+  const RuleSnapshot* rule = nullptr;
+  std::string_view state;  // rule_state(): "firing", "ok", ... ("" for a recording rule)
+};
+struct SelectedGroup {
+  std::shared_ptr<const GroupSnapshot> group;  // keeps the rules above alive
+  std::vector<SelectedRule> rules;
+  std::map<std::string, int, std::less<>> states;  // state -> how many rules
+};
+struct RulesSelection {
+  std::vector<SelectedGroup> groups;
+  long long page = 0, total_pages = 0, total_groups = 0, total_rules = 0;  // with group_limit
+};
+[[nodiscard]] core::expected<RulesSelection, ApiError> select_rules(const SnapshotStore& store,
+                                                                    const RulesFilter& filter);
 [[nodiscard]] core::expected<AlertsFilter, ApiError> parse_alerts_filter(const FormValues& form);
 
 // JSON bodies, exposed for tests.

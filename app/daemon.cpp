@@ -510,6 +510,7 @@ int run(const Flags& flags) {
   }
   counters.config_last_reload_success_timestamp_seconds = counters.start_time_seconds.load();
 
+  ReloadStatus reload_status;  // the last reload's error, for the UI
   // Reload (SIGHUP, /-/reload): files are read on a thread of their own, the result is applied
   // on the loop. One reload at a time; a request during one runs once it ends.
   std::thread reload_thread;
@@ -563,7 +564,11 @@ int run(const Flags& flags) {
           counters.config_last_reload_errors_total.fetch_add(1);
           spdlog::error("configuration reload failed, the previous configuration keeps running: {}",
                         *err);
-        } else if (!shutting_down && changed) {
+          reload_status.set_error(*err);
+        } else {
+          reload_status.set_error("");
+        }
+        if (!err && !shutting_down && changed) {
           if (periodic) counters.config_last_reload_total.fetch_add(1);
           counters.config_last_reload_successful = 1;
           counters.config_last_reload_success_timestamp_seconds = unix_now_seconds();
@@ -599,6 +604,7 @@ int run(const Flags& flags) {
   api.ready = &ready;
   api.reload = [&] { asio::post(io, [&] { start_reload(false); }); };
   api.reload_auth_key = flags.reload_auth_key;
+  api.reload_status = &reload_status;
   net::ServerOptions http_options;
   http_options.log_error = [](std::string_view m) { spdlog::error("{}", m); };
   net::HttpServer server(

@@ -12,6 +12,7 @@ PACKAGES=(
   prometheus prometheus-alertmanager
   curl procps ca-certificates openssl valgrind python3
   dpkg-dev file binutils systemd buildah debootstrap podman
+  chromium
 )
 
 missing=()

@@ -443,3 +443,65 @@ TEST_CASE("form values come from a urlencoded POST body, then the query", "[app]
   CHECK_FALSE(bools.get_bool("f"));
   CHECK_FALSE(bools.get_bool("z"));
 }
+
+TEST_CASE("the web UI: groups, alerts and notifiers pages", "[app][api][ui]") {
+  Api api;
+  for (const std::string path : {"/", "/vmalert", "/vmalert/", "/vmalert/home", "/vmalert/groups"}) {
+    const auto page = api.get(path);
+    INFO(path);
+    REQUIRE(page.status == 200);
+    CHECK(page.content_type == "text/html; charset=utf-8");
+    CHECK_THAT(page.body, Catch::Contains("<title>Groups - alertd</title>"));
+    CHECK_THAT(page.body, Catch::Contains("Groups (3 groups, 5 rules)"));
+    CHECK_THAT(page.body, Catch::Contains(">alpha <span"));
+    CHECK_THAT(page.body, Catch::Contains(">gamma <span"));
+    CHECK_THAT(page.body, Catch::Contains("<pre>boom</pre>"));  // job:rate's last error
+    // Links resolve from where the page is: at "/" they go through vmalert/.
+    const std::string base = path == "/" || path == "/vmalert" ? "vmalert/" : "";
+    CHECK_THAT(page.body, Catch::Contains("href=\"" + base + "rule?group_id=1&amp;rule_id=11\""));
+    CHECK_THAT(page.body, Catch::Contains("href=\"" + base + "alerts\""));
+    CHECK_THAT(page.body, Catch::Contains("href=\"" + base + "api/v1/rules\""));
+  }
+  // The same filters as /api/v1/rules, echoed into the form.
+  const auto firing = api.get("/vmalert/groups?state=firing&extended_states=true");
+  // (gamma has no rules: shown whatever the filter, as /api/v1/rules does)
+  CHECK_THAT(firing.body, Catch::Contains("Groups (2 groups, 1 rules)"));
+  CHECK_THAT(firing.body, Catch::Contains("HighCPU"));
+  CHECK_THAT(firing.body, !Catch::Contains("DiskFull"));
+  CHECK_THAT(firing.body, Catch::Contains("name=\"state\" placeholder=\"firing,pending,unhealthy,...\" value=\"firing\""));
+  const auto search = api.get("/vmalert/groups?search=%3Cb%3E");
+  CHECK_THAT(search.body, Catch::Contains("Groups (1 groups, 0 rules)"));
+  CHECK_THAT(search.body, !Catch::Contains(">alpha <span"));
+  CHECK_THAT(search.body, Catch::Contains("value=\"&lt;b&gt;\""));  // echoed, escaped
+  CHECK(api.get("/vmalert/groups?state=bogus").status == 400);
+
+  const auto alerts = api.get("/vmalert/alerts");
+  REQUIRE(alerts.status == 200);
+  CHECK_THAT(alerts.body, Catch::Contains("Alerts (1 firing, 1 pending)"));
+  CHECK_THAT(alerts.body, Catch::Contains("href=\"alert?group_id=1&amp;alert_id=99\""));
+  CHECK_THAT(alerts.body, Catch::Contains("instance=h&lt;1&gt;"));
+  CHECK_THAT(alerts.body, Catch::Contains("2023-11-14T22:13:20Z"));
+  CHECK_THAT(alerts.body, Catch::Contains("SlowQuery"));
+  const auto db = api.get("/vmalert/alerts?search=slow");
+  CHECK_THAT(db.body, Catch::Contains("SlowQuery"));
+  CHECK_THAT(db.body, !Catch::Contains("HighCPU"));
+
+  const auto none = api.get("/vmalert/notifiers");
+  CHECK_THAT(none.body, Catch::Contains("No notifiers configured."));
+  auto n = std::make_shared<fakes::RecordingNotifier>();
+  api.notifiers.set({n});
+  const auto some = api.get("/vmalert/notifiers");
+  CHECK_THAT(some.body, Catch::Contains("Notifiers (1)"));
+  CHECK_THAT(some.body, Catch::Contains("<code>recording</code>"));
+
+  // A failed reload shows on every page until a reload succeeds.
+  app::ReloadStatus status;
+  api.ctx.reload_status = &status;
+  CHECK_THAT(api.get("/vmalert/groups").body, !Catch::Contains("reload-error"));
+  status.set_error("rules.yml:3:5: group \"g\": bad <thing>");
+  for (const std::string path : {"/", "/vmalert/alerts", "/vmalert/notifiers"}) {
+    CHECK_THAT(api.get(path).body, Catch::Contains("bad &lt;thing&gt;"));
+  }
+  status.set_error("");
+  CHECK_THAT(api.get("/").body, !Catch::Contains("reload-error"));
+}
