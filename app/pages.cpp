@@ -480,7 +480,7 @@ std::string notifiers_page(std::span<const std::shared_ptr<notifier::Notifier>> 
   begin(out, "Notifiers", q.reload_error, base);
   out += "<h1>Notifiers (" + std::to_string(ns.size()) + ")</h1>";
   out += "<table class=\"list\"><tr><th>Kind</th><th>Address</th><th>Sent</th><th>Errors</th>"
-         "<th>Last error</th></tr>";
+         "<th>Queued</th><th>Dropped</th><th>Last error</th></tr>";
   for (const auto& n : ns) {
     if (!n) continue;
     const auto st = n->stats();
@@ -489,7 +489,8 @@ std::string notifiers_page(std::span<const std::shared_ptr<notifier::Notifier>> 
     out += "</td><td><code>";
     append_html_escaped(out, n->addr());
     out += "</code></td><td>" + std::to_string(st.sent) + "</td><td>" +
-           std::to_string(st.errors) + "</td><td>";
+           std::to_string(st.errors) + "</td><td>" + std::to_string(st.queued + st.in_flight) +
+           "</td><td>" + std::to_string(st.dropped) + "</td><td>";
     if (!st.last_error.empty()) {
       out += "<pre>";
       append_html_escaped(out, st.last_error);
