@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "core/strings.hpp"
 #include "core/time.hpp"
 
 namespace app {
@@ -133,6 +134,37 @@ std::string value_text(double v) {
   return std::string(buf, p);
 }
 
+// One alert as a table row: its labels linking to its page, state, activeAt, value and, when
+// `annotations`, its annotations.
+void alert_row(std::string& out, std::string_view base, const GroupSnapshot& g,
+               const AlertSnapshot& a, bool annotations) {
+  out += "<tr><td><a href=\"";
+  append_html_escaped(out, base);
+  append_html_escaped(out, "alert?group_id=" + std::to_string(g.id) +
+                               "&alert_id=" + std::to_string(a.id));
+  out += "\">";
+  labels_cell(out, a.labels);
+  out += "</a></td><td>";
+  badge(out, rules::to_string(a.state));
+  out += "</td><td>";
+  time_text(out, a.active_at);
+  out += "</td><td>";
+  append_html_escaped(out, value_text(a.value));
+  out += "</td>";
+  if (annotations) {
+    out += "<td>";
+    for (const auto& an : a.annotations) {
+      out += "<b>";
+      append_html_escaped(out, an.name);
+      out += "</b>: ";
+      append_html_escaped(out, an.value);
+      out += "<br>";
+    }
+    out += "</td>";
+  }
+  out += "</tr>";
+}
+
 }  // namespace
 
 void append_html_escaped(std::string& out, std::string_view s) {
@@ -256,20 +288,7 @@ std::string rule_page(const GroupSnapshot& g, const RuleSnapshot& r) {
     out += "<h2>Alerts (" + std::to_string(r.alerts.size()) + ")</h2>";
     if (!r.alerts.empty()) {
       out += "<table><tr><th>Labels</th><th>State</th><th>Active since</th><th>Value</th></tr>";
-      for (const auto& a : r.alerts) {
-        out += "<tr><td><a href=\"";
-        append_html_escaped(out, "alert?group_id=" + std::to_string(g.id) +
-                                     "&alert_id=" + std::to_string(a.id));
-        out += "\">";
-        labels_cell(out, a.labels);
-        out += "</a></td><td>";
-        badge(out, rules::to_string(a.state));
-        out += "</td><td>";
-        time_text(out, a.active_at);
-        out += "</td><td>";
-        append_html_escaped(out, value_text(a.value));
-        out += "</td></tr>";
-      }
+      for (const auto& a : r.alerts) alert_row(out, {}, g, a, false);
       out += "</table>";
     }
   }
@@ -310,9 +329,6 @@ std::string rule_page(const GroupSnapshot& g, const RuleSnapshot& r) {
 
 namespace {
 
-std::string alert_link(const GroupSnapshot& g, const AlertSnapshot& a) {
-  return "alert?group_id=" + std::to_string(g.id) + "&alert_id=" + std::to_string(a.id);
-}
 
 void link(std::string& out, std::string_view base, const std::string& href,
           std::string_view text) {
@@ -402,29 +418,14 @@ std::string alerts_page(const SnapshotStore& store, const PageQuery& q, std::str
   }
   out += "<h1>Alerts (" + std::to_string(firing) + " firing, " + std::to_string(pending) +
          " pending)</h1>";
-  const std::string needle = [&] {
-    std::string s(q.search);
-    for (auto& c : s) {
-      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    }
-    return s;
-  }();
   out += "<form method=\"get\"><input name=\"search\" placeholder=\"alert name or label value\" "
          "value=\"";
   append_html_escaped(out, q.search);
   out += "\"><button type=\"submit\">Filter</button></form>";
   auto matches = [&](const RuleSnapshot& r, const AlertSnapshot& a) {
-    if (needle.empty()) return true;
-    auto has = [&](std::string_view s) {
-      std::string low(s);
-      for (auto& c : low) {
-        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-      }
-      return low.find(needle) != std::string::npos;
-    };
-    if (has(r.name)) return true;
+    if (q.search.empty() || core::icontains(r.name, q.search)) return true;
     for (const auto& l : a.labels) {
-      if (has(l.value)) return true;
+      if (core::icontains(l.value, q.search)) return true;
     }
     return false;
   };
@@ -445,26 +446,7 @@ std::string alerts_page(const SnapshotStore& store, const PageQuery& q, std::str
                  "<th>Active since</th><th>Value</th><th>Annotations</th></tr>";
         }
         ++shown;
-        out += "<tr><td><a href=\"";
-        append_html_escaped(out, base);
-        append_html_escaped(out, alert_link(*g, a));
-        out += "\">";
-        labels_cell(out, a.labels);
-        out += "</a></td><td>";
-        badge(out, rules::to_string(a.state));
-        out += "</td><td>";
-        time_text(out, a.active_at);
-        out += "</td><td>";
-        append_html_escaped(out, value_text(a.value));
-        out += "</td><td>";
-        for (const auto& an : a.annotations) {
-          out += "<b>";
-          append_html_escaped(out, an.name);
-          out += "</b>: ";
-          append_html_escaped(out, an.value);
-          out += "<br>";
-        }
-        out += "</td></tr>";
+        alert_row(out, base, *g, a, true);
       }
       if (header) out += "</table>";
     }
