@@ -12,7 +12,6 @@ it_init e2e
 
 PROM_PORT=$("$PEERS" free-port)
 AM_PORT=$("$PEERS" free-port)
-TARGET_PORT=$("$PEERS" free-port)
 ALERTD_PORT=$("$PEERS" free-port)
 mkdir -p "$T/prom" "$T/am" "$T/target"
 
@@ -21,22 +20,8 @@ write_metrics() {  # sensor a value, sensor b value
     >"$T/target/metrics.tmp"
   mv "$T/target/metrics.tmp" "$T/target/metrics"
 }
+it_scrape_target e2e ""
 write_metrics 85.5 1234567
-$PY -m http.server --bind 127.0.0.1 --directory "$T/target" "$TARGET_PORT" </dev/null \
-  >"$T/target/http.log" 2>&1 &
-HTTP_PID=$!
-it_track "$HTTP_PID"
-
-cat >"$T/prom/prometheus.yml" <<YML
-global: {scrape_interval: 1s}
-scrape_configs:
-  - job_name: e2e
-    static_configs: [{targets: ['127.0.0.1:$TARGET_PORT']}]
-YML
-cat >"$T/am/alertmanager.yml" <<YML
-route: {receiver: blackhole, group_by: [alertname], group_wait: 1s, group_interval: 1s}
-receivers: [{name: blackhole}]
-YML
 "$PEERS" start-prometheus "$T/prom" "$PROM_PORT" >/dev/null
 "$PEERS" start-alertmanager "$T/am" "$AM_PORT" >/dev/null
 

@@ -10,6 +10,8 @@
 #                           $T/hook.jsonl and to $T/hook-ALERTNAME.jsonl (its commonLabels)
 #                           and writes $T/am/alertmanager.yml routing every alert to it
 #                           (grouped by alertname, 1 s group wait and interval, send_resolved)
+#   it_scrape_target JOB TEXT   serves TEXT as /metrics on TARGET_PORT (python3 http.server)
+#                           and writes $T/prom/prometheus.yml scraping it every 1 s as job JOB
 # Peers come from peers.sh ($PEERS start-prometheus "$T/prom" PORT, ...).
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 PEERS="$HERE/peers.sh"
@@ -91,4 +93,20 @@ YML
   touch "$T/hook.jsonl"
   $PY "$T/hook.py" "$HOOK_PORT" "$T" >"$T/hook.out" 2>&1 &
   it_track $!
+}
+
+it_scrape_target() {
+  local job=$1 text=$2
+  TARGET_PORT=$("$PEERS" free-port)
+  mkdir -p "$T/target" "$T/prom"
+  printf '%s\n' "$text" >"$T/target/metrics"
+  $PY -m http.server --bind 127.0.0.1 --directory "$T/target" "$TARGET_PORT" </dev/null \
+    >"$T/target/http.log" 2>&1 &
+  it_track $!
+  cat >"$T/prom/prometheus.yml" <<YML
+global: {scrape_interval: 1s}
+scrape_configs:
+  - job_name: $job
+    static_configs: [{targets: ['127.0.0.1:$TARGET_PORT']}]
+YML
 }

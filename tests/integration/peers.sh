@@ -95,7 +95,7 @@ start-alertmanager)
     shift 2
     mkdir -p "$dir"
     [ -f "$dir/alertmanager.yml" ] ||
-        printf 'route:\n  receiver: blackhole\nreceivers:\n  - name: blackhole\n' \
+        printf 'route: {receiver: blackhole, group_by: [alertname], group_wait: 1s, group_interval: 1s}\nreceivers: [{name: blackhole}]\n' \
             >"$dir/alertmanager.yml"
     launch alertmanager "$dir" "$port" "$ALERTMANAGER" \
         --config.file="$dir/alertmanager.yml" \

@@ -20,23 +20,9 @@ mkdir -p "$ARTIFACTS" "$T/prom" "$T/am" "$T/target" "$T/chrome"
 
 PROM_PORT=$("$PEERS" free-port)
 AM_PORT=$("$PEERS" free-port)
-TARGET_PORT=$("$PEERS" free-port)
 ALERTD_PORT=$("$PEERS" free-port)
-printf 'ui_temperature_celsius{sensor="a",room="lab"} 85\nui_temperature_celsius{sensor="b",room="hall"} 20\n' \
-  >"$T/target/metrics"
-$PY -m http.server --bind 127.0.0.1 --directory "$T/target" "$TARGET_PORT" </dev/null \
-  >"$T/http.log" 2>&1 &
-it_track $!
-cat >"$T/prom/prometheus.yml" <<YML
-global: {scrape_interval: 1s}
-scrape_configs:
-  - job_name: ui
-    static_configs: [{targets: ['127.0.0.1:$TARGET_PORT']}]
-YML
-cat >"$T/am/alertmanager.yml" <<YML
-route: {receiver: blackhole, group_by: [alertname], group_wait: 1s, group_interval: 1s}
-receivers: [{name: blackhole}]
-YML
+it_scrape_target ui 'ui_temperature_celsius{sensor="a",room="lab"} 85
+ui_temperature_celsius{sensor="b",room="hall"} 20'
 "$PEERS" start-prometheus "$T/prom" "$PROM_PORT" >/dev/null
 "$PEERS" start-alertmanager "$T/am" "$AM_PORT" >/dev/null
 
