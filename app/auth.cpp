@@ -58,4 +58,76 @@ std::optional<net::ServerResponse> check_auth_key(const net::ServerRequest& req,
   return denied;
 }
 
+namespace {
+
+std::optional<net::ServerResponse> check_basic_auth(const ServerGuard& guard,
+                                                    const net::ServerRequest& req) {
+  if (guard.username.empty()) return std::nullopt;
+  const std::string expected =
+      "Basic " + net::base64_encode(guard.username + ":" + guard.password);
+  for (const auto& [name, value] : req.headers) {
+    if (name.size() == 13 && ::strncasecmp(name.data(), "authorization", 13) == 0 &&
+        constant_time_equal(expected, value)) {
+      return std::nullopt;
+    }
+  }
+  net::ServerResponse denied;
+  denied.status = 401;
+  denied.body = "Unauthorized\n";
+  denied.headers.emplace_back("WWW-Authenticate", "Basic realm=\"Restricted\"");
+  return denied;
+}
+
+}  // namespace
+
+net::ServerResponse guarded_request(const ServerGuard& guard, const net::ServerRequest& req,
+                                    const net::RequestHandler& next) {
+  const net::ServerRequest* r = &req;
+  net::ServerRequest trimmed;
+  if (!guard.path_prefix.empty()) {
+    const std::string_view target = req.target;
+    const std::string_view path = target.substr(0, target.find('?'));
+    if (path == guard.path_prefix) {
+      net::ServerResponse redirect;
+      redirect.status = 302;
+      redirect.headers.emplace_back("Location", guard.path_prefix + "/");
+      return redirect;
+    }
+    if (!target.starts_with(guard.path_prefix + "/")) {
+      net::ServerResponse bad;
+      bad.status = 400;
+      bad.body = "missing -http.pathPrefix=\"" + guard.path_prefix + "\" in the requested path \"" +
+                 std::string(path) + "\"\n";
+      return bad;
+    }
+    trimmed = req;
+    trimmed.target.erase(0, guard.path_prefix.size());
+    r = &trimmed;
+  }
+  const std::string_view target = r->target;
+  const std::string_view path = target.substr(0, target.find('?'));
+  if (path == "/health" || path == "/ping" || path == "/-/healthy" || path == "/-/ready") {
+    return next(*r);
+  }
+  if (path == "/metrics" || path == "/flags") {
+    const std::string& key = path == "/metrics" ? guard.metrics_auth_key : guard.flags_auth_key;
+    if (!key.empty()) {
+      if (auto denied = check_auth_key(*r, key, path == "/metrics" ? "metricsAuthKey"
+                                                                    : "flagsAuthKey")) {
+        return *denied;
+      }
+    } else if (auto denied = check_basic_auth(guard, *r)) {
+      return *denied;
+    }
+    if (path == "/metrics") return next(*r);
+    net::ServerResponse flags;
+    for (const auto& line : guard.flags_lines) flags.body.append(line).append("\n");
+    return flags;
+  }
+  if (!(path == "/-/reload" && !guard.reload_auth_key.empty())) {
+    if (auto denied = check_basic_auth(guard, *r)) return *denied;
+  }
+  return next(*r);
+}
+
 }  // namespace app

@@ -3,8 +3,11 @@
 // application/x-www-form-urlencoded POST body); otherwise it answers 401.
 #pragma once
 
+#include <functional>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "net/http_server.hpp"
 
@@ -16,5 +19,26 @@ namespace app {
 [[nodiscard]] std::optional<net::ServerResponse> check_auth_key(const net::ServerRequest& req,
                                                                 std::string_view expected,
                                                                 std::string_view flag_name);
+
+// What stands in front of every HTTP handler, as VictoriaMetrics' httpserver.handlerWrapper:
+//   -http.pathPrefix  every path must start with it (else 400); it is cut off before routing
+//   /health, /ping, /-/healthy, /-/ready   answered without auth (probes)
+//   /metrics, /flags  with -metricsAuthKey / -flagsAuthKey set, the authKey query arg must
+//                     match it (basic auth is then not asked); otherwise as every path:
+//   everything else   with -httpAuth.username set, basic auth (401 with WWW-Authenticate);
+//                     /-/reload with -reloadAuthKey set skips it (the handler checks the key)
+struct ServerGuard {
+  std::string path_prefix;  // normalised: "" or "/foo/bar" (no trailing slash)
+  std::string username;
+  std::string password;
+  std::string metrics_auth_key;
+  std::string flags_auth_key;
+  std::string reload_auth_key;
+  std::vector<std::string> flags_lines;  // the /flags body, one "-name=\"value\"" per line
+};
+
+[[nodiscard]] net::ServerResponse guarded_request(const ServerGuard& guard,
+                                                  const net::ServerRequest& req,
+                                                  const net::RequestHandler& next);
 
 }  // namespace app

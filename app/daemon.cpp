@@ -17,6 +17,7 @@
 
 #include "app/api.hpp"
 #include "app/asio_clock.hpp"
+#include "app/auth.hpp"
 #include "app/limits.hpp"
 #include "app/logging.hpp"
 #include "app/manager.hpp"
@@ -322,6 +323,17 @@ std::vector<std::string> flag_problems(const std::vector<config::GroupSpec>& gro
   return out;
 }
 
+// The logger from the -logger* flags, then one warning per vmalert flag alertd ignores.
+bool start_logging(const Flags& flags) {
+  if (auto err = setup_logging(flags.logger_level, flags.logger_format, flags.logger_output,
+                               flags.logger_timezone, flags.logger_disable_timestamps)) {
+    std::fprintf(stderr, "alertd: %s\n", err->c_str());
+    return false;
+  }
+  for (const auto& w : flags.ignored_flag_warnings) spdlog::warn("{}", w);
+  return true;
+}
+
 int64_t unix_now_seconds() {
   return std::chrono::duration_cast<std::chrono::seconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -331,6 +343,7 @@ int64_t unix_now_seconds() {
 }  // namespace
 
 int dry_run(const Flags& flags) {
+  for (const auto& w : flags.ignored_flag_warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
   if (flags.rule.empty()) {
     std::fprintf(stderr, "-dryRun: no -rule given\n");
     return 1;
@@ -379,7 +392,7 @@ int dry_run(const Flags& flags) {
 
 
 int run(const Flags& flags) {
-  setup_logging(flags.logger_level, flags.logger_format, flags.logger_output);
+  if (!start_logging(flags)) return 2;
   // As Go programs do: the soft fd limit up to the hard one, so HTTP clients cannot starve
   // the datasource and Alertmanager connections of descriptors.
   if (auto fd = raise_fd_limit(); !fd) {
@@ -607,8 +620,22 @@ int run(const Flags& flags) {
   api.reload_status = &reload_status;
   net::ServerOptions http_options;
   http_options.log_error = [](std::string_view m) { spdlog::error("{}", m); };
+  ServerGuard guard;
+  guard.path_prefix = flags.http_path_prefix;
+  guard.username = flags.http_auth_username;
+  guard.password = flags.http_auth_password;
+  guard.metrics_auth_key = flags.metrics_auth_key;
+  guard.flags_auth_key = flags.flags_auth_key;
+  guard.reload_auth_key = flags.reload_auth_key;
+  guard.flags_lines = flags.set_flags;
+  const net::RequestHandler api_handler = [&api](const net::ServerRequest& req) {
+    return handle_request(api, req);
+  };
   net::HttpServer server(
-      http_io, [&api](const net::ServerRequest& req) { return handle_request(api, req); },
+      http_io,
+      [&guard, &api_handler](const net::ServerRequest& req) {
+        return guarded_request(guard, req, api_handler);
+      },
       std::move(http_options));
   if (auto r = server.listen(flags.http_listen_addr); !r) {
     spdlog::critical("-httpListenAddr={}: {}", flags.http_listen_addr, r.error().message);
@@ -683,7 +710,7 @@ int run(const Flags& flags) {
 }
 
 int replay(const Flags& flags) {
-  setup_logging(flags.logger_level, flags.logger_format, flags.logger_output);
+  if (!start_logging(flags)) return 2;
   ReplayOptions options;
   if (!core::parse_rfc3339(flags.replay_time_from, options.from)) {
     spdlog::critical("replay failed: failed to parse replay.timeFrom=\"{}\": want RFC3339, e.g. "

@@ -2,8 +2,11 @@
 
 #include <boost/program_options.hpp>
 #include <algorithm>
+#include <cctype>
 #include <charconv>
+#include <cstdio>
 #include <functional>
+#include <optional>
 #include <sstream>
 
 #include "core/duration.hpp"
@@ -13,7 +16,7 @@ namespace po = boost::program_options;
 
 namespace {
 
-enum class Kind { string, boolean, duration, integer, size, array, bool_array, labels };
+enum class Kind { string, boolean, duration, integer, size, floating, array, bool_array, labels };
 
 struct FlagDef {
   const char* name;
@@ -404,6 +407,50 @@ const std::vector<FlagDef>& flag_defs() {
       {"replay.disableProgressBar", Kind::boolean, "false",
        "Whether to disable rendering progress bars during the replay.",
        BOOL(replay_disable_progress_bar)},
+      {"rule.configCheckInterval", Kind::duration, "0s",
+       "Deprecated alias of -configCheckInterval (vmalert before v1.70).",
+       DUR(config_check_interval)},
+      {"httpAuth.username", Kind::string, "",
+       "Username for the HTTP server's basic auth; every path but /health, /-/healthy and "
+       "/-/ready then needs it. Off when empty.",
+       STR(http_auth_username)},
+      {"httpAuth.password", Kind::string, "", "Password for the HTTP server's basic auth.",
+       STR(http_auth_password)},
+      {"metricsAuthKey", Kind::string, "",
+       "Auth key for /metrics: when set, the authKey query arg must match it (it overrides "
+       "-httpAuth.* for /metrics).",
+       STR(metrics_auth_key)},
+      {"flagsAuthKey", Kind::string, "",
+       "Auth key for /flags: when set, the authKey query arg must match it (it overrides "
+       "-httpAuth.* for /flags).",
+       STR(flags_auth_key)},
+      {"http.pathPrefix", Kind::string, "",
+       "Prefix of every path the HTTP server handles, e.g. /foo/bar serves /foo/bar/metrics "
+       "(for proxies).",
+       [](Flags& f, const std::string& v) {
+         std::string p = v;
+         while (!p.empty() && p.back() == '/') p.pop_back();
+         if (!p.empty() && p.front() != '/') p.insert(p.begin(), '/');
+         f.http_path_prefix = p;
+         return std::string();
+       }},
+      {"loggerTimezone", Kind::string, "UTC",
+       "IANA time zone of log timestamps, e.g. Europe/Berlin, or Local.",
+       [](Flags& f, const std::string& v) {
+         if (v.empty() || v.find("..") != std::string::npos) return std::string("bad time zone");
+         f.logger_timezone = v;
+         return std::string();
+       }},
+      {"loggerDisableTimestamps", Kind::boolean, "false", "Write log lines without a timestamp.",
+       BOOL(logger_disable_timestamps)},
+      {"envflag.enable", Kind::boolean, "false",
+       "Also read flags from environment variables: -envflag.prefix + the flag name with dots "
+       "replaced by underscores (e.g. datasource_url). The command line wins. Read from the "
+       "command line only.",
+       BOOL(envflag_enable)},
+      {"envflag.prefix", Kind::string, "", "Prefix of the environment variables of -envflag.enable.",
+       STR(envflag_prefix)},
+      {"printFlagsMarkdown", Kind::boolean, "false", "", BOOL(print_flags_markdown)},
       {"dryRun", Kind::boolean, "false",
        "Load and validate the rules, print every error and exit (non-zero on errors).",
        BOOL(dry_run)},
@@ -415,12 +462,310 @@ const std::vector<FlagDef>& flag_defs() {
   return defs;
 }
 
+// vmalert flags alertd accepts without implementing them (vmalert v1.93 and later): `warn`
+// ones only tune Go's runtime, caches or connection pools, are Enterprise-only, or mean nothing
+// here; setting one logs one warning at start. `refuse` ones would change what alertd does
+// (serve HTTPS, authenticate with OAuth2, ...): rather than silently doing something else,
+// alertd exits with status 2 when one is set to anything but its default.
+enum class Support { warn, refuse };
+
+struct PassiveFlag {
+  const char* name;
+  Kind kind;
+  const char* default_text;
+  Support support;
+  const char* reason;
+};
+
+constexpr const char* kGoRuntime = "tunes Go's runtime or VictoriaMetrics' caches; alertd has neither";
+constexpr const char* kEnterprise = "a vmalert Enterprise feature";
+constexpr const char* kGoHttpClient = "tunes Go's HTTP client pool; alertd's pool keeps idle connections for 50 s";
+constexpr const char* kOauth2 = "OAuth2 is not supported yet";
+constexpr const char* kPushMetrics = "pushing /metrics is not supported yet; scrape /metrics instead";
+
+const std::vector<PassiveFlag>& passive_flag_defs() {
+  static const std::vector<PassiveFlag> defs = {
+      {"blockcache.missesBeforeCaching", Kind::integer, "2", Support::warn, kGoRuntime},
+      {"clusterMode", Kind::boolean, "false", Support::refuse,
+       "vmalert Enterprise's per-tenant URLs are not supported"},
+      {"datasource.disableKeepAlive", Kind::boolean, "false", Support::warn, kGoHttpClient},
+      {"datasource.idleConnTimeout", Kind::duration, "50s", Support::warn, kGoHttpClient},
+      {"datasource.lookback", Kind::duration, "0s", Support::warn,
+       "deprecated in vmalert; use -rule.evalDelay, which moves the query time back the same way"},
+      {"datasource.maxIdleConnections", Kind::integer, "100", Support::warn, kGoHttpClient},
+      {"datasource.oauth2.clientID", Kind::string, "", Support::refuse, kOauth2},
+      {"datasource.oauth2.clientSecret", Kind::string, "", Support::refuse, kOauth2},
+      {"datasource.oauth2.clientSecretFile", Kind::string, "", Support::refuse, kOauth2},
+      {"datasource.oauth2.endpointParams", Kind::string, "", Support::refuse, kOauth2},
+      {"datasource.oauth2.scopes", Kind::string, "", Support::refuse, kOauth2},
+      {"datasource.oauth2.tokenUrl", Kind::string, "", Support::refuse, kOauth2},
+      {"datasource.queryTimeAlignment", Kind::boolean, "true", Support::warn,
+       "deprecated in vmalert; groups' eval_alignment decides"},
+      {"defaultTenant.graphite", Kind::string, "", Support::warn, kEnterprise},
+      {"defaultTenant.prometheus", Kind::string, "", Support::warn, kEnterprise},
+      {"enableTCP6", Kind::boolean, "false", Support::warn,
+       "alertd listens and dials IPv6 whenever an address is IPv6"},
+      {"eula", Kind::boolean, "false", Support::warn, kEnterprise},
+      {"external.alert.source", Kind::string, "", Support::refuse,
+       "a templated generatorURL is not supported yet"},
+      {"filestream.disableFadvise", Kind::boolean, "false", Support::warn, kGoRuntime},
+      {"fs.disableMmap", Kind::boolean, "false", Support::warn, kGoRuntime},
+      {"http.connTimeout", Kind::duration, "2m", Support::warn,
+       "alertd closes idle keep-alive connections after 15 s and limits connections itself"},
+      {"http.disableResponseCompression", Kind::boolean, "false", Support::warn,
+       "alertd never compresses responses"},
+      {"http.header.csp", Kind::string, "", Support::warn, "extra response headers are not supported yet"},
+      {"http.header.frameOptions", Kind::string, "", Support::warn,
+       "extra response headers are not supported yet"},
+      {"http.header.hsts", Kind::string, "", Support::warn,
+       "extra response headers are not supported yet"},
+      {"http.idleConnTimeout", Kind::duration, "1m", Support::warn,
+       "alertd closes idle keep-alive connections after 15 s"},
+      {"http.maxGracefulShutdownDuration", Kind::duration, "7s", Support::warn,
+       "alertd answers every request synchronously and exits within 5 s of SIGTERM"},
+      {"http.shutdownDelay", Kind::duration, "0s", Support::warn,
+       "alertd stops serving at once on SIGTERM (/-/ready turns 503 first)"},
+      {"httpListenAddr.useProxyProtocol", Kind::bool_array, "", Support::refuse,
+       "the PROXY protocol is not supported"},
+      {"internStringCacheExpireDuration", Kind::duration, "6m", Support::warn, kGoRuntime},
+      {"internStringDisableCache", Kind::boolean, "false", Support::warn, kGoRuntime},
+      {"internStringMaxLen", Kind::integer, "500", Support::warn, kGoRuntime},
+      {"license", Kind::string, "", Support::warn, kEnterprise},
+      {"license.forceOffline", Kind::boolean, "false", Support::warn, kEnterprise},
+      {"licenseFile", Kind::string, "", Support::warn, kEnterprise},
+      {"loggerErrorsPerSecondLimit", Kind::integer, "0", Support::warn,
+       "log rate limits are not supported yet"},
+      {"loggerJSONFields", Kind::string, "", Support::warn,
+       "renaming JSON log fields is not supported yet"},
+      {"loggerMaxArgLen", Kind::integer, "1000", Support::warn,
+       "alertd does not shorten logged arguments"},
+      {"loggerWarnsPerSecondLimit", Kind::integer, "0", Support::warn,
+       "log rate limits are not supported yet"},
+      {"memory.allowedBytes", Kind::size, "0", Support::warn, kGoRuntime},
+      {"memory.allowedPercent", Kind::floating, "60", Support::warn, kGoRuntime},
+      {"metrics.exposeMetadata", Kind::boolean, "false", Support::warn,
+       "alertd always writes # HELP and # TYPE"},
+      {"mtls", Kind::bool_array, "", Support::refuse, "TLS on the HTTP server is not supported yet"},
+      {"mtlsCAFile", Kind::array, "", Support::warn, kEnterprise},
+      {"notifier.config", Kind::string, "", Support::refuse,
+       "the notifier config file is not wired yet; use -notifier.url"},
+      {"notifier.oauth2.clientID", Kind::array, "", Support::refuse, kOauth2},
+      {"notifier.oauth2.clientSecret", Kind::array, "", Support::refuse, kOauth2},
+      {"notifier.oauth2.clientSecretFile", Kind::array, "", Support::refuse, kOauth2},
+      {"notifier.oauth2.endpointParams", Kind::array, "", Support::refuse, kOauth2},
+      {"notifier.oauth2.scopes", Kind::array, "", Support::refuse, kOauth2},
+      {"notifier.oauth2.tokenUrl", Kind::array, "", Support::refuse, kOauth2},
+      {"notifier.suppressDuplicateTargetErrors", Kind::boolean, "false", Support::warn,
+       "alertd has no notifier service discovery yet"},
+      {"pprofAuthKey", Kind::string, "", Support::warn, "alertd has no /debug/pprof endpoints"},
+      {"promscrape.consul.waitTime", Kind::duration, "0s", Support::warn,
+       "alertd has no notifier service discovery yet"},
+      {"promscrape.consulSDCheckInterval", Kind::duration, "30s", Support::warn,
+       "alertd has no notifier service discovery yet"},
+      {"promscrape.discovery.concurrency", Kind::integer, "100", Support::warn,
+       "alertd has no notifier service discovery yet"},
+      {"promscrape.discovery.concurrentWaitTime", Kind::duration, "1m", Support::warn,
+       "alertd has no notifier service discovery yet"},
+      {"promscrape.dnsSDCheckInterval", Kind::duration, "30s", Support::warn,
+       "alertd has no notifier service discovery yet"},
+      {"pushmetrics.disableCompression", Kind::boolean, "false", Support::warn, kPushMetrics},
+      {"pushmetrics.extraLabel", Kind::array, "", Support::warn, kPushMetrics},
+      {"pushmetrics.header", Kind::array, "", Support::warn, kPushMetrics},
+      {"pushmetrics.interval", Kind::duration, "10s", Support::warn, kPushMetrics},
+      {"pushmetrics.url", Kind::array, "", Support::warn, kPushMetrics},
+      {"remoteRead.disablePathAppend", Kind::boolean, "false", Support::refuse,
+       "alertd always appends /api/v1/query to -remoteRead.url"},
+      {"remoteRead.idleConnTimeout", Kind::duration, "50s", Support::warn, kGoHttpClient},
+      {"remoteRead.ignoreRestoreErrors", Kind::boolean, "true", Support::warn,
+       "deprecated in vmalert, without effect: a failed restore is logged and alertd goes on"},
+      {"remoteRead.oauth2.clientID", Kind::string, "", Support::refuse, kOauth2},
+      {"remoteRead.oauth2.clientSecret", Kind::string, "", Support::refuse, kOauth2},
+      {"remoteRead.oauth2.clientSecretFile", Kind::string, "", Support::refuse, kOauth2},
+      {"remoteRead.oauth2.endpointParams", Kind::string, "", Support::refuse, kOauth2},
+      {"remoteRead.oauth2.scopes", Kind::string, "", Support::refuse, kOauth2},
+      {"remoteRead.oauth2.tokenUrl", Kind::string, "", Support::refuse, kOauth2},
+      {"remoteWrite.idleConnTimeout", Kind::duration, "50s", Support::warn, kGoHttpClient},
+      {"remoteWrite.oauth2.clientID", Kind::string, "", Support::refuse, kOauth2},
+      {"remoteWrite.oauth2.clientSecret", Kind::string, "", Support::refuse, kOauth2},
+      {"remoteWrite.oauth2.clientSecretFile", Kind::string, "", Support::refuse, kOauth2},
+      {"remoteWrite.oauth2.endpointParams", Kind::string, "", Support::refuse, kOauth2},
+      {"remoteWrite.oauth2.scopes", Kind::string, "", Support::refuse, kOauth2},
+      {"remoteWrite.oauth2.tokenUrl", Kind::string, "", Support::refuse, kOauth2},
+      {"rule.stripFilePath", Kind::boolean, "false", Support::warn, kEnterprise},
+      {"s3.configFilePath", Kind::string, "", Support::warn, kEnterprise},
+      {"s3.configProfile", Kind::string, "", Support::warn, kEnterprise},
+      {"s3.credsFilePath", Kind::string, "", Support::warn, kEnterprise},
+      {"s3.customEndpoint", Kind::string, "", Support::warn, kEnterprise},
+      {"s3.forcePathStyle", Kind::boolean, "true", Support::warn, kEnterprise},
+      {"tls", Kind::bool_array, "", Support::refuse,
+       "TLS on the HTTP server is not supported yet; put a TLS proxy in front of alertd"},
+      {"tlsAutocertCacheDir", Kind::string, "", Support::warn, kEnterprise},
+      {"tlsAutocertEmail", Kind::string, "", Support::warn, kEnterprise},
+      {"tlsAutocertHosts", Kind::array, "", Support::warn, kEnterprise},
+      {"tlsCertFile", Kind::array, "", Support::warn, "used only with -tls, which is not supported yet"},
+      {"tlsCipherSuites", Kind::array, "", Support::warn,
+       "used only with -tls, which is not supported yet"},
+      {"tlsKeyFile", Kind::array, "", Support::warn, "used only with -tls, which is not supported yet"},
+      {"tlsMinVersion", Kind::array, "", Support::warn,
+       "used only with -tls, which is not supported yet"},
+  };
+  return defs;
+}
+
+// True when `value` leaves the flag at its default (then setting it needs no warning).
+bool is_noop_value(Kind kind, std::string_view default_text, const std::string& value) {
+  switch (kind) {
+    case Kind::boolean:
+    case Kind::bool_array: {
+      bool b = false;
+      bool d = false;
+      if (!parse_bool(value, b).empty()) return false;
+      if (!default_text.empty()) (void)parse_bool(std::string(default_text), d);
+      return b == d;
+    }
+    case Kind::string:
+    case Kind::array:
+    case Kind::labels: return value == default_text;
+    case Kind::duration: {
+      core::Duration v{};
+      core::Duration d{};
+      return parse_dur(value, v).empty() && parse_dur(std::string(default_text), d).empty() &&
+             v == d;
+    }
+    case Kind::integer:
+    case Kind::size:
+    case Kind::floating: return value == default_text;
+  }
+  return false;
+}
+
+// Checks the syntax of a passive flag's value; returns an error text or "".
+std::string check_value(Kind kind, const std::string& v) {
+  switch (kind) {
+    case Kind::boolean:
+    case Kind::bool_array: {
+      bool b = false;
+      return parse_bool(v, b);
+    }
+    case Kind::duration: {
+      core::Duration d{};
+      return parse_dur(v, d);
+    }
+    case Kind::integer: {
+      int i = 0;
+      return parse_int(v, i);
+    }
+    case Kind::size: {
+      size_t n = 0;
+      return parse_size(v, n);
+    }
+    case Kind::floating: {
+      double d = 0;
+      auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), d);
+      if (ec != std::errc{} || p != v.data() + v.size()) return "not a number";
+      return "";
+    }
+    case Kind::string:
+    case Kind::array:
+    case Kind::labels: return "";
+  }
+  return "";
+}
+
+// vmalert hides these flags' values in /flags and its start-up log (lib/flagutil IsSecretFlag).
+bool is_secret_flag(std::string_view name) {
+  std::string lower(name);
+  for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const char* word : {"pass", "key", "secret", "token"}) {
+    if (lower.find(word) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// Go's %q for the ASCII a flag value normally holds: quotes, backslashes and control bytes
+// escaped.
+std::string go_quote(std::string_view v) {
+  std::string out = "\"";
+  for (char c : v) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned char>(c));
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  out += '"';
+  return out;
+}
+
+std::string_view type_name(Kind kind) {
+  switch (kind) {
+    case Kind::string: return "string";
+    case Kind::boolean: return "";
+    case Kind::duration: return "duration";
+    case Kind::integer: return "int";
+    case Kind::size: return "size";
+    case Kind::floating: return "float";
+    case Kind::array:
+    case Kind::bool_array:
+    case Kind::labels: return "array";
+  }
+  return "";
+}
+
+bool is_array(Kind kind) {
+  return kind == Kind::array || kind == Kind::bool_array || kind == Kind::labels;
+}
+
 #undef STR
 #undef BOOL
 #undef DUR
 #undef INT
 #undef ARRAY
 #undef BOOL_ARRAY
+
+// One row of -help and docs/flags.md, from either table.
+struct FlagDoc {
+  std::string_view name;
+  Kind kind;
+  std::string_view default_text;
+  std::string help;
+  std::string_view status;  // docs/flags.md's "alertd" column
+};
+
+std::vector<FlagDoc> flag_docs() {
+  std::vector<FlagDoc> docs;
+  for (const auto& d : flag_defs()) {
+    if (*d.help == '\0') continue;  // -h, -help and hidden options
+    const std::string_view help = d.help;
+    docs.push_back({d.name, d.kind, d.default_text, std::string(help),
+                    help.starts_with("alertd:") ? "alertd only" : "implemented"});
+  }
+  for (const auto& p : passive_flag_defs()) {
+    const bool warn = p.support == Support::warn;
+    docs.push_back({p.name, p.kind, p.default_text,
+                    std::string(warn ? "Accepted and ignored with a warning: "
+                                     : "Refused (exit 2) when set: ") +
+                        p.reason + ".",
+                    warn ? "ignored (warning)" : "refused when set"});
+  }
+  std::sort(docs.begin(), docs.end(),
+            [](const FlagDoc& a, const FlagDoc& b) { return a.name < b.name; });
+  return docs;
+}
+
+bool is_zero_default(std::string_view def) {
+  return def.empty() || def == "false" || def == "0" || def == "0s";
+}
 
 // Go's flag.PrintDefaults, after vmalert's description: flags sorted by name, each as
 //   -name type
@@ -431,38 +776,19 @@ std::string help_text() {
   out << "\nalertd evaluates vmalert/Prometheus alerting rules against a Prometheus-compatible "
          "datasource\nand sends alerts to Alertmanager (a drop-in replacement for vmalert).\n\n"
          "See the docs at https://docs.victoriametrics.com/vmalert/ and README.md.\n\n";
-  std::vector<const FlagDef*> defs;
-  for (const auto& d : flag_defs()) {
-    if (*d.help != '\0') defs.push_back(&d);
-  }
-  std::sort(defs.begin(), defs.end(),
-            [](const FlagDef* a, const FlagDef* b) { return std::string_view(a->name) < b->name; });
-  for (const FlagDef* d : defs) {
-    out << "  -" << d->name;
-    std::string_view type;
-    switch (d->kind) {
-      case Kind::string: type = "string"; break;
-      case Kind::boolean: break;
-      case Kind::duration: type = "duration"; break;
-      case Kind::integer: type = "int"; break;
-      case Kind::size: type = "size"; break;
-      case Kind::array:
-      case Kind::bool_array:
-      case Kind::labels: type = "array"; break;
-    }
-    if (!type.empty()) out << " " << type;
-    out << "\n    \t" << d->help;
-    if (d->kind == Kind::array || d->kind == Kind::bool_array || d->kind == Kind::labels) {
+  for (const FlagDoc& d : flag_docs()) {
+    out << "  -" << d.name;
+    if (const auto type = type_name(d.kind); !type.empty()) out << " " << type;
+    out << "\n    \t" << d.help;
+    if (is_array(d.kind)) {
       out << "\n    \tSupports an array of values separated by comma or specified via multiple "
              "flags.";
     }
-    const std::string_view def = d->default_text;
-    const bool zero = def.empty() || def == "false" || def == "0" || def == "0s";
-    if (!zero) {
-      if (d->kind == Kind::string) {
-        out << " (default \"" << def << "\")";
+    if (!is_zero_default(d.default_text)) {
+      if (d.kind == Kind::string) {
+        out << " (default \"" << d.default_text << "\")";
       } else {
-        out << " (default " << def << ")";
+        out << " (default " << d.default_text << ")";
       }
     }
     out << "\n";
@@ -502,21 +828,24 @@ std::vector<std::string> split_array_flag(const std::string& value) {
   return out;
 }
 
-core::Result<ParseFlagsResult> parse_flags(int argc, const char* const* argv) {
+core::Result<ParseFlagsResult> parse_flags(int argc, const char* const* argv,
+                                           const std::function<const char*(const char*)>& getenv) {
   po::options_description desc;
-  for (const auto& d : flag_defs()) {
-    if (d.kind == Kind::boolean) {
-      desc.add_options()(d.name, po::value<std::string>()->implicit_value("true"));
-    } else if (d.kind == Kind::bool_array) {
+  auto add = [&desc](const char* name, Kind kind) {
+    if (kind == Kind::boolean) {
+      desc.add_options()(name, po::value<std::string>()->implicit_value("true"));
+    } else if (kind == Kind::bool_array) {
       // Go's flagutil.ArrayBool is a boolean flag: bare "-name" means true.
-      desc.add_options()(d.name, po::value<std::vector<std::string>>()->composing()->implicit_value(
-                                     std::vector<std::string>{"true"}, "true"));
-    } else if (d.kind == Kind::array || d.kind == Kind::labels) {
-      desc.add_options()(d.name, po::value<std::vector<std::string>>()->composing());
+      desc.add_options()(name, po::value<std::vector<std::string>>()->composing()->implicit_value(
+                                   std::vector<std::string>{"true"}, "true"));
+    } else if (is_array(kind)) {
+      desc.add_options()(name, po::value<std::vector<std::string>>()->composing());
     } else {
-      desc.add_options()(d.name, po::value<std::string>());
+      desc.add_options()(name, po::value<std::string>());
     }
-  }
+  };
+  for (const auto& d : flag_defs()) add(d.name, d.kind);
+  for (const auto& p : passive_flag_defs()) add(p.name, p.kind);
   // Go flags: a single or double dash, a value after '=' or as the next argument; no
   // abbreviations (allow_guessing off), no short options.
   const int style = po::command_line_style::allow_long |
@@ -525,7 +854,20 @@ core::Result<ParseFlagsResult> parse_flags(int argc, const char* const* argv) {
                     po::command_line_style::allow_long_disguise;
   po::variables_map vm;
   try {
-    auto parsed = po::command_line_parser(argc, argv).options(desc).style(style).run();
+    // Go takes "-name=" as an empty value; Boost wants something after '=': "-name" "".
+    std::vector<std::string> args;
+    for (int i = 1; i < argc; ++i) {
+      std::string a = argv[i];
+      if (a.size() > 2 && a.front() == '-' && a.back() == '=' &&
+          a.find('=') == a.size() - 1) {
+        a.pop_back();
+        args.push_back(std::move(a));
+        args.emplace_back();
+      } else {
+        args.push_back(std::move(a));
+      }
+    }
+    auto parsed = po::command_line_parser(args).options(desc).style(style).run();
     // Tokens that match no flag come back as positional: Go's flag package refuses them.
     for (const auto& tok : po::collect_unrecognized(parsed.options, po::include_positional)) {
       std::string name = tok.substr(0, tok.find('='));
@@ -548,23 +890,131 @@ core::Result<ParseFlagsResult> parse_flags(int argc, const char* const* argv) {
     return core::fail(std::string("bad command line: ") + e.what());
   }
 
+  // The values of one flag: from the command line, else (with -envflag.enable) from the
+  // environment, as vmalert's envflag.Parse does.
+  bool env_enabled = false;
+  std::string env_prefix;
+  if (vm.count("envflag.enable")) {
+    if (!parse_bool(vm["envflag.enable"].as<std::string>(), env_enabled).empty()) {
+      return core::fail("invalid value \"" + vm["envflag.enable"].as<std::string>() +
+                        "\" for flag -envflag.enable: not a boolean");
+    }
+  }
+  if (vm.count("envflag.prefix")) env_prefix = vm["envflag.prefix"].as<std::string>();
+  auto values_of = [&](const char* name, Kind kind) -> std::optional<std::vector<std::string>> {
+    if (vm.count(name)) {
+      if (is_array(kind)) return vm[name].as<std::vector<std::string>>();
+      return std::vector<std::string>{vm[name].as<std::string>()};
+    }
+    if (!env_enabled || !getenv) return std::nullopt;
+    const std::string_view n = name;
+    if (n == "envflag.enable" || n == "envflag.prefix") return std::nullopt;
+    std::string env = env_prefix + std::string(n);
+    for (auto& c : env) {
+      if (c == '.' || c == '-') c = '_';
+    }
+    const char* v = getenv(env.c_str());
+    if (v == nullptr) return std::nullopt;
+    return std::vector<std::string>{v};
+  };
+  std::vector<std::pair<std::string, std::string>> given;  // for /flags
+  auto remember = [&given](const char* name, const std::vector<std::string>& values) {
+    std::string joined;
+    for (const auto& v : values) {
+      if (!joined.empty()) joined += ',';
+      joined += v;
+    }
+    given.emplace_back(name, std::move(joined));
+  };
+
   ParseFlagsResult result;
   for (const auto& d : flag_defs()) {
-    if (!vm.count(d.name)) continue;
-    std::vector<std::string> values;
-    if (d.kind == Kind::array || d.kind == Kind::bool_array || d.kind == Kind::labels) {
-      values = vm[d.name].as<std::vector<std::string>>();
-    } else {
-      values.push_back(vm[d.name].as<std::string>());
-    }
-    for (const auto& v : values) {
+    auto values = values_of(d.name, d.kind);
+    if (!values) continue;
+    for (const auto& v : *values) {
       if (auto err = d.apply(result.flags, v); !err.empty()) {
         return core::fail("invalid value \"" + v + "\" for flag -" + d.name + ": " + err);
       }
     }
+    remember(d.name, *values);
+  }
+  for (const auto& p : passive_flag_defs()) {
+    auto values = values_of(p.name, p.kind);
+    if (!values) continue;
+    bool noop = true;
+    for (const auto& v : *values) {
+      const std::vector<std::string> items =
+          p.kind == Kind::bool_array ? split_array_flag(v) : std::vector<std::string>{v};
+      for (const auto& item : items) {
+        if (p.kind == Kind::bool_array && item.empty()) continue;  // empty = false, as Go's
+        if (auto err = check_value(p.kind, item); !err.empty()) {
+          return core::fail("invalid value \"" + item + "\" for flag -" + p.name + ": " + err);
+        }
+        noop = noop && is_noop_value(p.kind, p.default_text, item);
+      }
+    }
+    remember(p.name, *values);
+    if (noop) continue;
+    switch (p.support) {
+      case Support::refuse:
+        return core::fail("flag -" + std::string(p.name) + " is refused: " +
+                          p.reason);
+      case Support::warn:
+        result.flags.ignored_flag_warnings.push_back("flag -" + std::string(p.name) +
+                                                     " is accepted but ignored: " + p.reason);
+        break;
+    }
+  }
+  std::sort(given.begin(), given.end());
+  for (const auto& [name, value] : given) {
+    result.flags.set_flags.push_back("-" + name + "=" +
+                                     go_quote(is_secret_flag(name) ? "secret" : value));
   }
   result.help_text = help_text();
   return result;
+}
+
+std::string flags_markdown() {
+  std::string out =
+      "# Flags\n\n"
+      "<!-- Generated by `alertd -printFlagsMarkdown` from app/flags.cpp; the CTest test\n"
+      "     docs.flags_md_up_to_date fails when this file differs. Do not edit by hand. -->\n\n"
+      "Every flag of vmalert v1.93 (and the later ones a current vmalert command line may hold)\n"
+      "is accepted. The `alertd` column says what alertd does with it:\n\n"
+      "- **implemented**: as vmalert does (see the description for any difference);\n"
+      "- **alertd only**: a flag vmalert does not have;\n"
+      "- **ignored (warning)**: accepted, and alertd logs one warning at start naming the flag\n"
+      "  and why, when it is set to anything but its default (it tunes Go's runtime, caches or\n"
+      "  connection pools, is an Enterprise feature, or means nothing for alertd);\n"
+      "- **refused when set**: set to anything but its default, alertd exits with status 2 and\n"
+      "  says why, rather than silently doing something else (e.g. serving plain HTTP when\n"
+      "  `-tls` asks for HTTPS).\n\n"
+      "Flags take `-name=value`, `--name=value` or `-name value`; booleans also take a bare\n"
+      "`-name`; array flags repeat or take comma-separated values. With `-envflag.enable`, a\n"
+      "flag missing from the command line is read from the environment variable named\n"
+      "`-envflag.prefix` + the flag name with `.` replaced by `_` (e.g. `datasource_url`).\n\n"
+      "| flag | type | default | alertd | description |\n"
+      "|---|---|---|---|---|\n";
+  auto cell = [](std::string_view v) {
+    std::string c;
+    for (char ch : v) {
+      if (ch == '|') {
+        c += "\\|";
+      } else if (ch == '\n') {
+        c += ' ';
+      } else {
+        c += ch;
+      }
+    }
+    return c;
+  };
+  for (const FlagDoc& d : flag_docs()) {
+    const auto type = type_name(d.kind);
+    out += "| `-" + std::string(d.name) + "` | " + (type.empty() ? "bool" : std::string(type)) +
+           " | " + (d.default_text.empty() ? "" : "`" + cell(d.default_text) + "`") + " | " +
+           std::string(d.status) + " | " + cell(d.help) + " |\n";
+  }
+  return out;
 }
 
 }  // namespace app

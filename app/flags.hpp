@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -142,6 +143,26 @@ struct Flags {
   bool dry_run = false;
   bool version = false;
   bool help = false;
+  bool print_flags_markdown = false;  // hidden: docs/flags.md on stdout
+
+  // HTTP server options (vmalert's lib/httpserver).
+  std::string http_auth_username;  // -httpAuth.*: basic auth on everything but health checks
+  std::string http_auth_password;
+  std::string metrics_auth_key;  // -metricsAuthKey: /metrics needs ?authKey=<it> when set
+  std::string flags_auth_key;    // -flagsAuthKey: the same for /flags
+  std::string http_path_prefix;  // -http.pathPrefix: every path is served under it
+  core::Duration http_max_graceful_shutdown_duration = std::chrono::seconds(7);
+  core::Duration http_shutdown_delay{0};
+  std::string logger_timezone = "UTC";
+  bool logger_disable_timestamps = false;
+  bool envflag_enable = false;
+  std::string envflag_prefix;
+
+  // Every flag given, in flag-name order, as "-name=\"value\"" lines the way vmalert's /flags
+  // shows them (values of secret flags replaced by "secret").
+  std::vector<std::string> set_flags;
+  // One line per accepted-but-ignored flag that was set: logged as a warning at start.
+  std::vector<std::string> ignored_flag_warnings;
 };
 
 struct ParseFlagsResult {
@@ -151,8 +172,18 @@ struct ParseFlagsResult {
   std::string help_text;
 };
 
-// Parses argv. An unknown flag or a bad value is an error whose message names the flag.
-[[nodiscard]] core::Result<ParseFlagsResult> parse_flags(int argc, const char* const* argv);
+// Parses argv. An unknown flag or a bad value is an error whose message names the flag; so is a
+// vmalert flag alertd cannot honour yet (-tls, OAuth2, ...) when it is set.
+// With -envflag.enable, flags not on the command line are read from the environment through
+// `getenv` (vmalert's envflag: -envflag.prefix + the name with '.' and '-' replaced by '_').
+[[nodiscard]] core::Result<ParseFlagsResult> parse_flags(
+    int argc, const char* const* argv,
+    const std::function<const char*(const char*)>& getenv = nullptr);
+
+// docs/flags.md: every flag alertd accepts with its type, default, and whether alertd
+// implements it, ignores it with a warning, or refuses it when set. Generated from the same
+// definitions the parser uses (`alertd -printFlagsMarkdown`).
+[[nodiscard]] std::string flags_markdown();
 
 // The value of an array flag for the i-th -notifier.url, as vmalert's GetOptionalArg: the i-th
 // value; past the end, the only value when exactly one was given (it applies to every URL),

@@ -7,6 +7,7 @@
 // otherwise. Log lines carry context as key=value pairs: group=, rule=, err=.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -14,14 +15,33 @@
 
 namespace app {
 
+// How log lines look: -loggerFormat, -loggerTimezone, -loggerDisableTimestamps.
+struct LogLayout {
+  bool json = false;
+  bool timestamps = true;
+  // false: UTC ("...Z"); true: the process' TZ (set by setup_logging from -loggerTimezone),
+  // written with its offset ("...+0100"), as Go's "2006-01-02T15:04:05.000Z0700".
+  bool local_time = false;
+};
+
 // Installs the default spdlog logger. level: INFO|WARN|ERROR|FATAL|PANIC (and DEBUG);
-// format: default|json; output: stderr|stdout.
-void setup_logging(const std::string& level, const std::string& format,
-                   const std::string& output = "stderr");
+// format: default|json; output: stderr|stdout; timezone: UTC, Local or an IANA name found in
+// the system's zoneinfo. Returns an error (and installs nothing) for an unknown time zone.
+[[nodiscard]] std::optional<std::string> setup_logging(const std::string& level,
+                                                       const std::string& format,
+                                                       const std::string& output = "stderr",
+                                                       const std::string& timezone = "UTC",
+                                                       bool disable_timestamps = false);
 
 // One log line, newline included (exposed for tests). `level` is vmalert's lowercase name;
 // trailing newlines of `msg` are dropped.
-[[nodiscard]] std::string format_log_line(bool json, core::TimePoint ts, std::string_view level,
-                                          std::string_view caller, std::string_view msg);
+[[nodiscard]] std::string format_log_line(const LogLayout& layout, core::TimePoint ts,
+                                          std::string_view level, std::string_view caller,
+                                          std::string_view msg);
+[[nodiscard]] inline std::string format_log_line(bool json, core::TimePoint ts,
+                                                 std::string_view level, std::string_view caller,
+                                                 std::string_view msg) {
+  return format_log_line(LogLayout{json, true, false}, ts, level, caller, msg);
+}
 
 }  // namespace app

@@ -1,6 +1,7 @@
 // alertd: evaluates vmalert/Prometheus alerting rules against a Prometheus-compatible
 // datasource and sends alerts to Alertmanager. See README.md.
 #include <cstdio>
+#include <cstdlib>
 
 #include "app/daemon.hpp"
 #include "app/flags.hpp"
@@ -10,7 +11,7 @@
 #endif
 
 int main(int argc, char** argv) {
-  auto parsed = app::parse_flags(argc, argv);
+  auto parsed = app::parse_flags(argc, argv, [](const char* name) { return std::getenv(name); });
   if (!parsed) {
     std::fprintf(stderr, "alertd: %s\nRun alertd -help for the list of flags.\n",
                  parsed.error().message.c_str());
@@ -20,6 +21,10 @@ int main(int argc, char** argv) {
   if (flags.help) {
     // Go's flag package: -h and -help print the usage on stderr and exit 0.
     std::fputs(parsed->help_text.c_str(), stderr);
+    return 0;
+  }
+  if (flags.print_flags_markdown) {
+    std::fputs(app::flags_markdown().c_str(), stdout);
     return 0;
   }
   if (flags.version) {

@@ -1,8 +1,16 @@
 #include "app/metrics.hpp"
 
+#include <dirent.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <charconv>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <sstream>
 
 namespace app {
 namespace {
@@ -51,6 +59,55 @@ struct Writer {
     out += '\n';
   }
 };
+
+// process_* as the Prometheus Go client and VictoriaMetrics' lib/procutil expose them (from
+// /proc/self; families whose source cannot be read are left out).
+void append_process_metrics(Writer& w, double start_time_seconds) {
+  const ProcessStats st = read_process_stats();
+  auto one = [&w](const char* name, const char* type, const char* help, double v) {
+    w.header(name, type, help);
+    w.sample(name, {}, v);
+  };
+  if (st.ok) {
+    one("process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.",
+        st.cpu_user_seconds + st.cpu_system_seconds);
+    one("process_cpu_seconds_user_total", "counter", "User CPU time spent in seconds.",
+        st.cpu_user_seconds);
+    one("process_cpu_seconds_system_total", "counter", "System CPU time spent in seconds.",
+        st.cpu_system_seconds);
+    one("process_resident_memory_bytes", "gauge", "Resident memory size in bytes.",
+        st.resident_bytes);
+    one("process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.",
+        st.virtual_bytes);
+    one("process_num_threads", "gauge", "Number of OS threads.", st.threads);
+  }
+  if (st.resident_peak_bytes > 0) {
+    one("process_resident_memory_peak_bytes", "gauge", "Peak resident memory size in bytes.",
+        st.resident_peak_bytes);
+  }
+  if (st.io_ok) {
+    one("process_io_read_bytes_total", "counter", "Bytes read by read-like system calls.",
+        st.io_read_bytes);
+    one("process_io_written_bytes_total", "counter", "Bytes written by write-like system calls.",
+        st.io_written_bytes);
+    one("process_io_read_syscalls_total", "counter", "Read-like system calls.",
+        st.io_read_syscalls);
+    one("process_io_write_syscalls_total", "counter", "Write-like system calls.",
+        st.io_write_syscalls);
+    one("process_io_storage_read_bytes_total", "counter", "Bytes read from storage.",
+        st.io_storage_read_bytes);
+    one("process_io_storage_written_bytes_total", "counter", "Bytes written to storage.",
+        st.io_storage_written_bytes);
+  }
+  if (st.open_fds >= 0) {
+    one("process_open_fds", "gauge", "Number of open file descriptors.", st.open_fds);
+  }
+  if (st.max_fds >= 0) {
+    one("process_max_fds", "gauge", "Maximum number of open file descriptors.", st.max_fds);
+  }
+  one("process_start_time_seconds", "gauge",
+      "Start time of the process since unix epoch in seconds.", start_time_seconds);
+}
 
 }  // namespace
 
@@ -245,9 +302,66 @@ std::string render_metrics(const SnapshotStore& store, const GlobalCounters& c,
            "Unix time of the last successful (re)load.");
   w.sample("vmalert_config_last_reload_success_timestamp_seconds", {},
            static_cast<double>(c.config_last_reload_success_timestamp_seconds.load()));
-  w.header("process_start_time_seconds", "gauge", "Unix time the process started.");
-  w.sample("process_start_time_seconds", {}, static_cast<double>(c.start_time_seconds.load()));
+  append_process_metrics(w, static_cast<double>(c.start_time_seconds.load()));
   return out;
+}
+
+ProcessStats read_process_stats() {
+  ProcessStats st;
+  if (std::ifstream in("/proc/self/stat"); in) {
+    std::string line;
+    std::getline(in, line);
+    // The command name is in parentheses and may hold spaces: fields count from the last ')'.
+    if (const auto close = line.rfind(')'); close != std::string::npos) {
+      std::istringstream fields(line.substr(close + 2));
+      std::vector<std::string> f{std::istream_iterator<std::string>(fields),
+                                 std::istream_iterator<std::string>()};
+      // f[0] is field 3 (state): utime 14, stime 15, num_threads 20, vsize 23, rss 24.
+      if (f.size() > 21) {
+        const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
+        const double page = static_cast<double>(::sysconf(_SC_PAGESIZE));
+        st.cpu_user_seconds = std::strtod(f[11].c_str(), nullptr) / ticks;
+        st.cpu_system_seconds = std::strtod(f[12].c_str(), nullptr) / ticks;
+        st.threads = std::strtod(f[17].c_str(), nullptr);
+        st.virtual_bytes = std::strtod(f[20].c_str(), nullptr);
+        st.resident_bytes = std::strtod(f[21].c_str(), nullptr) * page;
+        st.ok = true;
+      }
+    }
+  }
+  if (std::ifstream in("/proc/self/status"); in) {
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.starts_with("VmHWM:")) {
+        st.resident_peak_bytes = std::strtod(line.c_str() + 6, nullptr) * 1024;
+      }
+    }
+  }
+  if (std::ifstream in("/proc/self/io"); in) {
+    std::string key;
+    double v = 0;
+    while (in >> key >> v) {
+      if (key == "rchar:") st.io_read_bytes = v;
+      if (key == "wchar:") st.io_written_bytes = v;
+      if (key == "syscr:") st.io_read_syscalls = v;
+      if (key == "syscw:") st.io_write_syscalls = v;
+      if (key == "read_bytes:") st.io_storage_read_bytes = v;
+      if (key == "write_bytes:") st.io_storage_written_bytes = v;
+      st.io_ok = true;
+    }
+  }
+  if (DIR* dir = ::opendir("/proc/self/fd"); dir != nullptr) {
+    double n = 0;
+    while (const dirent* e = ::readdir(dir)) {
+      if (e->d_name[0] != '.') ++n;
+    }
+    ::closedir(dir);
+    st.open_fds = n - 1;  // not counting the descriptor reading the folder
+  }
+  if (rlimit lim{}; ::getrlimit(RLIMIT_NOFILE, &lim) == 0) {
+    st.max_fds = lim.rlim_cur == RLIM_INFINITY ? -1 : static_cast<double>(lim.rlim_cur);
+  }
+  return st;
 }
 
 }  // namespace app

@@ -31,6 +31,27 @@ struct GlobalCounters {
                                          const std::vector<const notifier::Notifier*>& notifiers,
                                          const datasource::RemoteWriteStats* remote_write = nullptr);
 
+// The process' own figures from /proc/self (Linux); fields left at -1 / 0 when unreadable.
+struct ProcessStats {
+  bool ok = false;  // /proc/self/stat was read
+  double cpu_user_seconds = 0;
+  double cpu_system_seconds = 0;
+  double resident_bytes = 0;
+  double resident_peak_bytes = 0;
+  double virtual_bytes = 0;
+  double threads = 0;
+  double open_fds = -1;
+  double max_fds = -1;  // soft RLIMIT_NOFILE; -1 when unlimited or unknown
+  bool io_ok = false;   // /proc/self/io was read (not always permitted in containers)
+  double io_read_bytes = 0;
+  double io_written_bytes = 0;
+  double io_read_syscalls = 0;
+  double io_write_syscalls = 0;
+  double io_storage_read_bytes = 0;
+  double io_storage_written_bytes = 0;
+};
+[[nodiscard]] ProcessStats read_process_stats();
+
 // Appends `v` the way Prometheus' text format prints floats ("NaN", "+Inf", shortest form).
 void append_metric_value(std::string& out, double v);
 

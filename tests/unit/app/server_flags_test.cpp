@@ -1,0 +1,301 @@
+// vmalert command lines: every vmalert flag accepted (implemented, ignored with one warning, or
+// refused when it would change behaviour), -envflag.*, the /flags lines, the HTTP guard
+// (-http.pathPrefix, -httpAuth.*, auth keys), -loggerTimezone and process_* metrics.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "app/auth.hpp"
+#include "app/flags.hpp"
+#include "app/logging.hpp"
+#include "app/metrics.hpp"
+#include "net/url.hpp"
+
+namespace {
+
+core::Result<app::ParseFlagsResult> parse(std::vector<const char*> args,
+                                          std::map<std::string, std::string> env = {}) {
+  args.insert(args.begin(), "alertd");
+  return app::parse_flags(static_cast<int>(args.size()), args.data(),
+                          [env = std::move(env)](const char* name) -> const char* {
+                            auto it = env.find(name);
+                            return it == env.end() ? nullptr : it->second.c_str();
+                          });
+}
+
+// The vmalert command line of VictoriaMetrics' docs, Helm chart and docker-compose examples.
+const std::vector<const char*> kVmalertCommandLine = {
+    "-rule=/etc/alerts/*.yml",
+    "-rule.templates=/etc/templates/*.tmpl",
+    "-datasource.url=http://victoriametrics:8428/",
+    "-remoteRead.url=http://victoriametrics:8428/",
+    "-remoteWrite.url=http://victoriametrics:8428/",
+    "-notifier.url=http://alertmanager:9093/",
+    "-notifier.url=http://alertmanager-2:9093/",
+    "-evaluationInterval=15s",
+    "-external.label=cluster=east-1",
+    "-external.label=replica=a",
+    "-external.url=http://127.0.0.1:3000",
+    "-httpListenAddr=:8880",
+    "-configCheckInterval=1m",
+    "-loggerFormat=json",
+    "-loggerLevel=INFO",
+    "-loggerOutput=stdout",
+    "-envflag.enable",
+    "-envflag.prefix=VM_",
+    "-memory.allowedPercent=80",
+    "-datasource.queryTimeAlignment=false",
+    "-datasource.lookback=1m",
+    "-datasource.maxIdleConnections=200",
+    "-remoteRead.ignoreRestoreErrors=true",
+    "-remoteWrite.concurrency=4",
+    "-remoteWrite.flushInterval=5s",
+    "-remoteWrite.maxQueueSize=1000000",
+    "-rule.maxResolveDuration=0",
+    "-rule.resendDelay=0",
+    "-promscrape.consulSDCheckInterval=30s",
+    "-fs.disableMmap",
+    "-enableTCP6",
+    "-http.connTimeout=2m",
+    "-http.idleConnTimeout=1m",
+    "-http.pathPrefix=/vmalert/",
+    "-httpAuth.username=admin",
+    "-httpAuth.password=pass",
+    "-metricsAuthKey=mkey",
+    "-pprofAuthKey=pkey",
+    "-tlsMinVersion=TLS12",
+    "-s3.configFilePath=/etc/s3",
+};
+
+}  // namespace
+
+TEST_CASE("a typical vmalert command line is accepted", "[app][flags]") {
+  auto r = parse(kVmalertCommandLine);
+  REQUIRE(r.has_value());
+  const auto& f = r->flags;
+  CHECK(f.rule == std::vector<std::string>{"/etc/alerts/*.yml"});
+  CHECK(f.notifier_url.size() == 2);
+  CHECK(f.envflag_enable);
+  CHECK(f.http_path_prefix == "/vmalert");
+  CHECK(f.http_auth_username == "admin");
+  CHECK(f.metrics_auth_key == "mkey");
+  CHECK(f.logger_output == "stdout");
+  // One warning per ignored flag set to something else than its default: memory, lookback,
+  // maxIdleConnections, queryTimeAlignment=false, fs.disableMmap, enableTCP6, pprofAuthKey,
+  // tlsMinVersion, s3.configFilePath. Defaults (-remoteRead.ignoreRestoreErrors=true,
+  // -promscrape.consulSDCheckInterval=30s, -http.connTimeout=2m, -http.idleConnTimeout=1m)
+  // are quiet.
+  std::vector<std::string> named;
+  for (const auto& w : f.ignored_flag_warnings) named.push_back(w.substr(0, w.find(' ', 6)));
+  CHECK(named == std::vector<std::string>{
+                     "flag -datasource.lookback", "flag -datasource.maxIdleConnections",
+                     "flag -datasource.queryTimeAlignment", "flag -enableTCP6",
+                     "flag -fs.disableMmap", "flag -memory.allowedPercent", "flag -pprofAuthKey",
+                     "flag -s3.configFilePath", "flag -tlsMinVersion"});
+  for (const auto& w : f.ignored_flag_warnings) CHECK_THAT(w, Catch::Contains("ignored: "));
+}
+
+TEST_CASE("flags that would change behaviour are refused when set, accepted at default",
+          "[app][flags]") {
+  struct Case {
+    const char* arg;
+    bool ok;
+  };
+  const std::vector<Case> cases = {
+      {"-tls", false},
+      {"-tls=true", false},
+      {"-tls=false", true},
+      {"-tls=false,true", false},
+      {"-clusterMode", false},
+      {"-datasource.oauth2.clientID=x", false},
+      {"-notifier.oauth2.clientID=x", false},
+      {"-notifier.config=/etc/notifier.yml", false},
+      {"-external.alert.source=explore", false},
+      {"-remoteRead.disablePathAppend", false},
+      {"-httpListenAddr.useProxyProtocol", false},
+      {"-datasource.oauth2.clientID=", true},
+      {"-tlsCertFile=/etc/cert.pem", true},
+  };
+  for (const auto& c : cases) {
+    INFO(c.arg);
+    auto r = parse({c.arg});
+    CHECK(r.has_value() == c.ok);
+    if (!r) {
+      const std::string name = std::string(c.arg).substr(0, std::string(c.arg).find('='));
+      CHECK_THAT(r.error().message, Catch::StartsWith("flag " + name + " is refused: "));
+    }
+  }
+}
+
+TEST_CASE("ignored flags still check their values", "[app][flags]") {
+  CHECK_FALSE(parse({"-memory.allowedPercent=lots"}).has_value());
+  CHECK_FALSE(parse({"-http.connTimeout=soon"}).has_value());
+  CHECK_FALSE(parse({"-fs.disableMmap=maybe"}).has_value());
+  CHECK(parse({"-memory.allowedBytes=1GiB"}).has_value());
+}
+
+TEST_CASE("-envflag.enable reads missing flags from the environment", "[app][flags]") {
+  const std::map<std::string, std::string> env = {
+      {"VM_datasource_url", "http://env:8428"},
+      {"VM_evaluationInterval", "30s"},
+      {"VM_notifier_url", "http://a:9093,http://b:9093"},
+      {"VM_rule", "from-env.yml"},
+      {"datasource_url", "http://unprefixed"},
+  };
+  SECTION("with the prefix; the command line wins") {
+    auto r = parse({"-envflag.enable", "-envflag.prefix=VM_", "-rule=cli.yml"}, env);
+    REQUIRE(r.has_value());
+    CHECK(r->flags.datasource_url == "http://env:8428");
+    CHECK(r->flags.evaluation_interval == std::chrono::seconds(30));
+    CHECK(r->flags.notifier_url == std::vector<std::string>{"http://a:9093", "http://b:9093"});
+    CHECK(r->flags.rule == std::vector<std::string>{"cli.yml"});
+  }
+  SECTION("off without -envflag.enable") {
+    auto r = parse({"-envflag.prefix=VM_"}, env);
+    REQUIRE(r.has_value());
+    CHECK(r->flags.datasource_url.empty());
+  }
+  SECTION("a bad environment value names the flag") {
+    auto r = parse({"-envflag.enable"}, {{"evaluationInterval", "often"}});
+    REQUIRE_FALSE(r.has_value());
+    CHECK_THAT(r.error().message, Catch::Contains("flag -evaluationInterval"));
+  }
+}
+
+TEST_CASE("/flags lines: every flag given, sorted by name, secrets hidden", "[app][flags]") {
+  auto r = parse({"-rule=b.yml", "-rule=a.yml", "-datasource.url=http://x",
+                  "-httpAuth.password=p\"w", "-datasource.bearerToken=t", "-rule.templates=t",
+                  "-memory.allowedPercent=50", "-envflag.enable"},
+                 {{"reloadAuthKey", "k"}, {"loggerLevel", "WARN"}});
+  REQUIRE(r.has_value());
+  CHECK(r->flags.set_flags == std::vector<std::string>{
+                                  "-datasource.bearerToken=\"secret\"",
+                                  "-datasource.url=\"http://x\"",
+                                  "-envflag.enable=\"true\"",
+                                  "-httpAuth.password=\"secret\"",
+                                  "-loggerLevel=\"WARN\"",
+                                  "-memory.allowedPercent=\"50\"",
+                                  "-reloadAuthKey=\"secret\"",
+                                  "-rule=\"b.yml,a.yml\"",
+                                  "-rule.templates=\"t\"",
+                              });
+}
+
+TEST_CASE("flags reference lists every flag once", "[app][flags]") {
+  const std::string md = app::flags_markdown();
+  for (const char* name : {"`-datasource.url`", "`-tls`", "`-memory.allowedPercent`",
+                           "`-httpAuth.username`", "`-envflag.enable`", "`-state.path`"}) {
+    INFO(name);
+    const auto first = md.find(std::string("| ") + name + " |");
+    REQUIRE(first != std::string::npos);
+    CHECK(md.find(std::string("| ") + name + " |", first + 1) == std::string::npos);
+  }
+  CHECK(md.find("`-printFlagsMarkdown`") == std::string::npos);  // hidden
+  CHECK_THAT(md, Catch::Contains("| `-tls` | array |  | refused when set |"));
+  CHECK_THAT(md, Catch::Contains("| `-state.path` | string |  | alertd only |"));
+}
+
+namespace {
+
+net::ServerRequest get(std::string target, std::vector<std::pair<std::string, std::string>> h = {}) {
+  net::ServerRequest r;
+  r.method = "GET";
+  r.target = std::move(target);
+  r.headers = std::move(h);
+  return r;
+}
+
+// The handler behind the guard: echoes the path it was given.
+const net::RequestHandler kEcho = [](const net::ServerRequest& req) {
+  net::ServerResponse r;
+  r.body = "handled " + req.target;
+  return r;
+};
+
+}  // namespace
+
+TEST_CASE("server guard: path prefix, basic auth, auth keys, /flags", "[app][auth]") {
+  app::ServerGuard g;
+  g.path_prefix = "/p";
+  g.username = "admin";
+  g.password = "s3cret";
+  g.metrics_auth_key = "mkey";
+  g.reload_auth_key = "rkey";
+  g.flags_lines = {"-a=\"1\"", "-b=\"secret\""};
+  const std::pair<std::string, std::string> good{
+      "Authorization", "Basic " + net::base64_encode("admin:s3cret")};
+  const std::pair<std::string, std::string> bad{
+      "authorization", "Basic " + net::base64_encode("admin:wrong")};
+
+  SECTION("the prefix is required and cut off") {
+    CHECK(app::guarded_request(g, get("/api/v1/rules", {good}), kEcho).status == 400);
+    auto r = app::guarded_request(g, get("/p/api/v1/rules?x=1", {good}), kEcho);
+    CHECK(r.status == 200);
+    CHECK(r.body == "handled /api/v1/rules?x=1");
+    auto redirect = app::guarded_request(g, get("/p"), kEcho);
+    CHECK(redirect.status == 302);
+    CHECK(redirect.headers.at(0).second == "/p/");
+  }
+  SECTION("probes need no auth") {
+    for (const char* path : {"/p/health", "/p/-/healthy", "/p/-/ready", "/p/ping"}) {
+      INFO(path);
+      CHECK(app::guarded_request(g, get(path), kEcho).status == 200);
+    }
+  }
+  SECTION("everything else needs basic auth") {
+    auto denied = app::guarded_request(g, get("/p/api/v1/alerts"), kEcho);
+    CHECK(denied.status == 401);
+    CHECK(denied.headers.at(0) ==
+          std::pair<std::string, std::string>{"WWW-Authenticate", "Basic realm=\"Restricted\""});
+    CHECK(app::guarded_request(g, get("/p/api/v1/alerts", {bad}), kEcho).status == 401);
+    CHECK(app::guarded_request(g, get("/p/api/v1/alerts", {good}), kEcho).status == 200);
+  }
+  SECTION("an auth key replaces basic auth for its path") {
+    CHECK(app::guarded_request(g, get("/p/metrics", {good}), kEcho).status == 401);
+    CHECK(app::guarded_request(g, get("/p/metrics?authKey=mkey"), kEcho).status == 200);
+    // /-/reload: the handler checks -reloadAuthKey; the guard lets it through.
+    CHECK(app::guarded_request(g, get("/p/-/reload?authKey=rkey"), kEcho).status == 200);
+  }
+  SECTION("/flags without -flagsAuthKey takes basic auth") {
+    CHECK(app::guarded_request(g, get("/p/flags"), kEcho).status == 401);
+    auto r = app::guarded_request(g, get("/p/flags", {good}), kEcho);
+    CHECK(r.status == 200);
+    CHECK(r.body == "-a=\"1\"\n-b=\"secret\"\n");
+  }
+  SECTION("no username: no basic auth") {
+    g.username.clear();
+    g.path_prefix.clear();
+    CHECK(app::guarded_request(g, get("/api/v1/alerts"), kEcho).status == 200);
+    CHECK(app::guarded_request(g, get("/flags"), kEcho).status == 200);
+  }
+}
+
+TEST_CASE("log timestamps: UTC with Z, a zone with its offset, or none", "[app][logging]") {
+  const auto ts = core::from_unix_ms(1796208375123);  // 2026-12-02T10:46:15.123Z
+  CHECK(app::format_log_line(app::LogLayout{false, true, false}, ts, "info", "c", "m") ==
+        "2026-12-02T10:46:15.123Z\tinfo\tc\tm\n");
+  CHECK(app::format_log_line(app::LogLayout{false, false, false}, ts, "info", "c", "m") ==
+        "info\tc\tm\n");
+  CHECK(app::format_log_line(app::LogLayout{true, false, false}, ts, "warn", "c", "m") ==
+        "{\"level\":\"warn\",\"caller\":\"c\",\"msg\":\"m\"}\n");
+  ::setenv("TZ", "Asia/Kolkata", 1);  // +0530, no daylight saving
+  ::tzset();
+  CHECK(app::format_log_line(app::LogLayout{false, true, true}, ts, "info", "c", "m") ==
+        "2026-12-02T16:16:15.123+0530\tinfo\tc\tm\n");
+  ::setenv("TZ", "UTC", 1);
+  ::tzset();
+}
+
+TEST_CASE("process stats come from /proc/self", "[app][metrics]") {
+  const auto st = app::read_process_stats();
+  REQUIRE(st.ok);
+  CHECK(st.resident_bytes > 1 << 20);
+  CHECK(st.virtual_bytes >= st.resident_bytes);
+  CHECK(st.threads >= 1);
+  CHECK(st.open_fds >= 3);
+  CHECK(st.max_fds >= st.open_fds);
+  CHECK(st.cpu_user_seconds + st.cpu_system_seconds > 0);
+}
