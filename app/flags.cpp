@@ -742,13 +742,24 @@ struct FlagDoc {
   std::string_view status;  // docs/flags.md's "alertd" column
 };
 
+// Flags vmalert does not have (docs/flags.md says "alertd only").
+bool is_alertd_only(std::string_view name, std::string_view help) {
+  static constexpr std::string_view kNames[] = {
+      "datasource.queryTimeout",    "datasource.maxResponseSize", "datasource.maxConcurrentQueries",
+      "notifier.maxQueueSize",      "notifier.maxBatchSize",      "notifier.concurrency",
+      "notifier.retryMinInterval",  "notifier.retryMaxInterval",  "notifier.retryMaxTime",
+  };
+  return help.starts_with("alertd:") ||
+         std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames);
+}
+
 std::vector<FlagDoc> flag_docs() {
   std::vector<FlagDoc> docs;
   for (const auto& d : flag_defs()) {
     if (*d.help == '\0') continue;  // -h, -help and hidden options
     const std::string_view help = d.help;
     docs.push_back({d.name, d.kind, d.default_text, std::string(help),
-                    help.starts_with("alertd:") ? "alertd only" : "implemented"});
+                    is_alertd_only(d.name, help) ? "alertd only" : "implemented"});
   }
   for (const auto& p : passive_flag_defs()) {
     const bool warn = p.support == Support::warn;
