@@ -1,5 +1,9 @@
 #include "config/loader.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
@@ -910,6 +914,12 @@ void FileParser::parse(std::string_view raw) {
       return;
     }
     docs = YAML::LoadAll(text);
+  } catch (const YAML::DeepRecursion& e) {
+    // yaml-cpp words this "bad file"; say what is wrong instead.
+    out_.errors.emplace_back(prefix(pos_of(file_, e.mark)) +
+                             "cannot parse YAML: nested too deeply (over yaml-cpp's recursion "
+                             "limit of 2000 nested calls)");
+    return;
   } catch (const YAML::Exception& e) {
     out_.errors.emplace_back(prefix(pos_of(file_, e.mark)) + "cannot parse YAML: " + e.msg);
     return;  // a syntax error leaves nothing to validate
@@ -1051,11 +1061,32 @@ std::string errno_text(int err) {
 }
 
 // Reads at most kMaxRuleFileBytes of a file; more is an error naming the cap.
+// A FIFO or socket is refused: opening a FIFO for reading waits for a writer, and one that
+// never comes would hang -dryRun, the start and every later reload. The file is opened
+// non-blocking so that check cannot hang either; reads then block as usual.
 std::optional<std::string> read_capped(const std::string& name, LoadResult& out) {
-  errno = 0;
-  std::FILE* f = std::fopen(name.c_str(), "rb");
-  if (f == nullptr) {
+  const int fd = ::open(name.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
     out.errors.emplace_back(name + ": failed to read file: " + errno_text(errno));
+    return std::nullopt;
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) {
+    const int err = errno;
+    ::close(fd);
+    out.errors.emplace_back(name + ": failed to read file: " +
+                            (S_ISFIFO(st.st_mode)   ? std::string("a FIFO, not a regular file")
+                             : S_ISSOCK(st.st_mode) ? std::string("a socket, not a regular file")
+                                                    : errno_text(err)));
+    return std::nullopt;
+  }
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0) (void)::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  std::FILE* f = ::fdopen(fd, "rb");
+  if (f == nullptr) {
+    const int err = errno;
+    ::close(fd);
+    out.errors.emplace_back(name + ": failed to read file: " + errno_text(err));
     return std::nullopt;
   }
   struct Close {

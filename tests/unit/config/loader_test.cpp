@@ -1,5 +1,8 @@
 // Rule-file parsing and validation: fields, defaults, every validation rule with its exact
 // position, env expansion, multi-document files, YAML scalars and merge keys, IDs, checksums.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 
 #include <map>
@@ -809,6 +812,24 @@ TEST_CASE("an alias bomb is refused as go-yaml refuses it", "[config]") {
   CHECK(all_errors(r) == "rules.yml: cannot parse YAML: document contains excessive aliasing\n");
 }
 
+TEST_CASE("deep nesting is refused with a clear error, not a crash", "[config]") {
+  // yaml-cpp recurses per level and stops at its depth guard; the error must say so (it
+  // says "bad file" on its own).
+  const int n = 100000;
+  for (const std::string& text :
+       {"groups: " + std::string(n, '[') + std::string(n, ']') + "\n",
+        [] {
+          std::string t = "groups:\n";
+          for (int i = 1; i < 3000; ++i) t += std::string(static_cast<size_t>(i), ' ') + "a:\n";
+          return t;
+        }()}) {
+    const auto r = parse(text);
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(all_errors(r), Catch::StartsWith("rules.yml:") &&
+                                  Catch::Contains("cannot parse YAML: nested too deeply"));
+  }
+}
+
 TEST_CASE("moderate aliasing still loads", "[config]") {
   std::string text = "groups:\n  - name: g0\n    rules: &r\n";
   for (int i = 0; i < 5; ++i) {
@@ -867,6 +888,20 @@ TEST_CASE("read errors say why; one file is capped", "[config]") {
     o.paths = {"/dev/zero"};
     CHECK(all_errors(config::load_rules(o)) ==
           "/dev/zero: rule file too large: over 32 MiB (the cap on one rule file)\n");
+  }
+  SECTION("a FIFO is refused at once, not waited on for a writer") {
+    const std::string fifo = "/tmp/alertd-loader-test-" + std::to_string(::getpid()) + ".fifo";
+    ::unlink(fifo.c_str());
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    o.paths = {fifo};
+    const auto errors = all_errors(config::load_rules(o));
+    ::unlink(fifo.c_str());
+    CHECK(errors == fifo + ": failed to read file: a FIFO, not a regular file\n");
+  }
+  SECTION("a read error (EIO from /proc/self/mem at offset 0)") {
+    o.paths = {"/proc/self/mem"};
+    CHECK(all_errors(config::load_rules(o)) ==
+          "/proc/self/mem: failed to read file: input/output error\n");
   }
   SECTION("an http(s) body over the cap") {
     o.paths = {"http://127.0.0.1:1/rules.yml"};
