@@ -174,8 +174,10 @@ core::Result<std::vector<std::string>> glob_files(std::string_view pattern) {
   auto consider = [&](const fs::directory_entry& entry) {
     std::error_code fec;
     if (!entry.is_regular_file(fec)) return;
-    const std::string rel = fs::relative(entry.path(), base, fec).generic_string();
-    if (fec) return;
+    // Lexically: fs::relative resolves symlinks, so a file that is a symlink elsewhere (every
+    // file of a Kubernetes ConfigMap volume: a.yml -> ..data/a.yml) never matched.
+    const std::string rel = entry.path().lexically_relative(base).generic_string();
+    if (rel.empty()) return;
     if (match_segments(rest, 0, split_segments(rel), 0)) {
       std::string full = (first_meta == 0 && !absolute) ? rel : (base == "/" ? "/" + rel
                                                                              : base + "/" + rel);

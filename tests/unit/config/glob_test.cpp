@@ -169,6 +169,15 @@ TEST_CASE("globs over a directory tree", "[config][glob]") {
     REQUIRE(r.errors.size() == 1);
     CHECK(r.errors[0].message == d + "/missing.yml: failed to read file: no such file or directory");
   }
+  SECTION("a symlinked file matches by its own name (a Kubernetes ConfigMap volume)") {
+    // ConfigMap mounts: a.yml -> ..data/a.yml, ..data -> ..2026_12_03/ (a hidden folder).
+    dir.write("cm/..2026_12_03/k.yml", group_file("k"));
+    fs::create_directory_symlink("..2026_12_03", fs::path(d) / "cm" / "..data");
+    fs::create_symlink("..data/k.yml", fs::path(d) / "cm" / "k.yml");
+    auto files = config::glob_files(d + "/cm/*.yml");
+    REQUIRE(files.has_value());
+    CHECK(*files == std::vector<std::string>{d + "/cm/k.yml"});
+  }
   SECTION("a directory is refused with a hint") {
     const auto r = config::load_rules(options_for({d + "/sub"}));
     REQUIRE(r.errors.size() == 1);
