@@ -80,8 +80,10 @@ std::optional<net::ServerResponse> check_basic_auth(const ServerGuard& guard,
 
 }  // namespace
 
-net::ServerResponse guarded_request(const ServerGuard& guard, const net::ServerRequest& req,
-                                    const net::RequestHandler& next) {
+namespace {
+
+net::ServerResponse route(const ServerGuard& guard, const net::ServerRequest& req,
+                          const net::RequestHandler& next) {
   const net::ServerRequest* r = &req;
   net::ServerRequest trimmed;
   if (!guard.path_prefix.empty()) {
@@ -106,6 +108,12 @@ net::ServerResponse guarded_request(const ServerGuard& guard, const net::ServerR
   }
   const std::string_view target = r->target;
   const std::string_view path = target.substr(0, target.find('?'));
+  if (path == "/health" && guard.delayed_shutdown != nullptr && guard.delayed_shutdown->load()) {
+    net::ServerResponse unhealthy;
+    unhealthy.status = 503;
+    unhealthy.body = "The server is in delayed shutdown mode\n";
+    return unhealthy;
+  }
   if (path == "/health" || path == "/ping" || path == "/-/healthy" || path == "/-/ready") {
     return next(*r);
   }
@@ -128,6 +136,21 @@ net::ServerResponse guarded_request(const ServerGuard& guard, const net::ServerR
     if (auto denied = check_basic_auth(guard, *r)) return *denied;
   }
   return next(*r);
+}
+
+}  // namespace
+
+net::ServerResponse guarded_request(const ServerGuard& guard, const net::ServerRequest& req,
+                                    const net::RequestHandler& next) {
+  net::ServerResponse resp = route(guard, req, next);
+  if (!guard.header_csp.empty()) resp.headers.emplace_back("Content-Security-Policy", guard.header_csp);
+  if (!guard.header_frame_options.empty()) {
+    resp.headers.emplace_back("X-Frame-Options", guard.header_frame_options);
+  }
+  if (!guard.header_hsts.empty()) {
+    resp.headers.emplace_back("Strict-Transport-Security", guard.header_hsts);
+  }
+  return resp;
 }
 
 }  // namespace app

@@ -3,6 +3,7 @@
 // application/x-www-form-urlencoded POST body); otherwise it answers 401.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <optional>
 #include <string>
@@ -35,6 +36,12 @@ struct ServerGuard {
   std::string flags_auth_key;
   std::string reload_auth_key;
   std::vector<std::string> flags_lines;  // the /flags body, one "-name=\"value\"" per line
+  // -http.header.*: added to every response (empty = not sent).
+  std::string header_csp;
+  std::string header_frame_options;
+  std::string header_hsts;
+  // -http.shutdownDelay: while true, /health answers 503 (the handler sees /-/ready itself).
+  const std::atomic<bool>* delayed_shutdown = nullptr;
 };
 
 [[nodiscard]] net::ServerResponse guarded_request(const ServerGuard& guard,

@@ -29,6 +29,7 @@
 #include "app/state_file.hpp"
 #include "config/glob.hpp"
 #include "config/loader.hpp"
+#include "core/duration.hpp"
 #include "core/hash.hpp"
 #include "datasource/http_querier.hpp"
 #include "datasource/remote_write.hpp"
@@ -326,7 +327,8 @@ std::vector<std::string> flag_problems(const std::vector<config::GroupSpec>& gro
 // The logger from the -logger* flags, then one warning per vmalert flag alertd ignores.
 bool start_logging(const Flags& flags) {
   if (auto err = setup_logging(flags.logger_level, flags.logger_format, flags.logger_output,
-                               flags.logger_timezone, flags.logger_disable_timestamps)) {
+                               flags.logger_timezone, flags.logger_disable_timestamps,
+                               flags.logger_json_fields)) {
     std::fprintf(stderr, "alertd: %s\n", err->c_str());
     return false;
   }
@@ -628,6 +630,11 @@ int run(const Flags& flags) {
   guard.flags_auth_key = flags.flags_auth_key;
   guard.reload_auth_key = flags.reload_auth_key;
   guard.flags_lines = flags.set_flags;
+  guard.header_csp = flags.http_header_csp;
+  guard.header_frame_options = flags.http_header_frame_options;
+  guard.header_hsts = flags.http_header_hsts;
+  std::atomic<bool> delayed_shutdown{false};
+  guard.delayed_shutdown = &delayed_shutdown;
   const net::RequestHandler api_handler = [&api](const net::ServerRequest& req) {
     return handle_request(api, req);
   };
@@ -654,6 +661,7 @@ int run(const Flags& flags) {
   bool loop_done = false;
   std::thread watchdog;
   std::function<void(const boost::system::error_code&, int)> on_signal;
+  asio::steady_timer shutdown_delay(io);
   on_signal = [&](const boost::system::error_code& ec, int sig) {
     if (ec) return;
     if (sig == SIGHUP) {
@@ -662,7 +670,23 @@ int run(const Flags& flags) {
       signals.async_wait(on_signal);
       return;
     }
-    spdlog::info("received signal {}; shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    const char* name = sig == SIGTERM ? "SIGTERM" : "SIGINT";
+    // -http.shutdownDelay: keep evaluating with /health and /-/ready failing, as vmalert's
+    // httpserver.Stop; a second signal cuts the wait short.
+    if (flags.http_shutdown_delay > core::Duration::zero() && !delayed_shutdown.exchange(true)) {
+      spdlog::info("received signal {}; shutting down in {} (-http.shutdownDelay)", name,
+                   core::format_go_duration(flags.http_shutdown_delay));
+      ready = false;
+      shutdown_delay.expires_after(flags.http_shutdown_delay);
+      shutdown_delay.async_wait([&, sig](const boost::system::error_code& wait_ec) {
+        if (!wait_ec) on_signal({}, sig);
+      });
+      signals.async_wait(on_signal);
+      return;
+    }
+    if (shutting_down) return;
+    shutdown_delay.cancel();
+    spdlog::info("received signal {}; shutting down", name);
     ready = false;
     shutting_down = true;
     // Once every group has stopped (its last series written), remote write sends what is

@@ -450,6 +450,37 @@ const std::vector<FlagDef>& flag_defs() {
        BOOL(envflag_enable)},
       {"envflag.prefix", Kind::string, "", "Prefix of the environment variables of -envflag.enable.",
        STR(envflag_prefix)},
+      {"http.header.csp", Kind::string, "",
+       "Value of the Content-Security-Policy header of every response, e.g. \"default-src "
+       "'self'\" (none when empty).",
+       STR(http_header_csp)},
+      {"http.header.frameOptions", Kind::string, "",
+       "Value of the X-Frame-Options header of every response (none when empty).",
+       STR(http_header_frame_options)},
+      {"http.header.hsts", Kind::string, "",
+       "Value of the Strict-Transport-Security header of every response (none when empty).",
+       STR(http_header_hsts)},
+      {"http.shutdownDelay", Kind::duration, "0s",
+       "On SIGTERM, keep running this long with /health and /-/ready answering 503 before "
+       "shutting down, so load balancers stop sending requests first. A second signal ends the "
+       "wait.",
+       DUR(http_shutdown_delay)},
+      {"loggerJSONFields", Kind::string, "",
+       "Renames fields of JSON logs, e.g. \"ts:timestamp,msg:message\". Fields: ts, level, "
+       "caller, msg.",
+       [](Flags& f, const std::string& v) {
+         for (const auto& item : split_array_flag(v)) {
+           const auto colon = item.find(':');
+           const std::string field = item.substr(0, colon);
+           if (colon == std::string::npos || colon + 1 == item.size() ||
+               (field != "ts" && field != "level" && field != "caller" && field != "msg")) {
+             return "want field:name pairs with field one of ts, level, caller, msg, not \"" +
+                    item + "\"";
+           }
+         }
+         f.logger_json_fields = v;
+         return std::string();
+       }},
       {"printFlagsMarkdown", Kind::boolean, "false", "", BOOL(print_flags_markdown)},
       {"dryRun", Kind::boolean, "false",
        "Load and validate the rules, print every error and exit (non-zero on errors).",
@@ -514,17 +545,10 @@ const std::vector<PassiveFlag>& passive_flag_defs() {
        "alertd closes idle keep-alive connections after 15 s and limits connections itself"},
       {"http.disableResponseCompression", Kind::boolean, "false", Support::warn,
        "alertd never compresses responses"},
-      {"http.header.csp", Kind::string, "", Support::warn, "extra response headers are not supported yet"},
-      {"http.header.frameOptions", Kind::string, "", Support::warn,
-       "extra response headers are not supported yet"},
-      {"http.header.hsts", Kind::string, "", Support::warn,
-       "extra response headers are not supported yet"},
       {"http.idleConnTimeout", Kind::duration, "1m", Support::warn,
        "alertd closes idle keep-alive connections after 15 s"},
       {"http.maxGracefulShutdownDuration", Kind::duration, "7s", Support::warn,
        "alertd answers every request synchronously and exits within 5 s of SIGTERM"},
-      {"http.shutdownDelay", Kind::duration, "0s", Support::warn,
-       "alertd stops serving at once on SIGTERM (/-/ready turns 503 first)"},
       {"httpListenAddr.useProxyProtocol", Kind::bool_array, "", Support::refuse,
        "the PROXY protocol is not supported"},
       {"internStringCacheExpireDuration", Kind::duration, "6m", Support::warn, kGoRuntime},
@@ -535,8 +559,6 @@ const std::vector<PassiveFlag>& passive_flag_defs() {
       {"licenseFile", Kind::string, "", Support::warn, kEnterprise},
       {"loggerErrorsPerSecondLimit", Kind::integer, "0", Support::warn,
        "log rate limits are not supported yet"},
-      {"loggerJSONFields", Kind::string, "", Support::warn,
-       "renaming JSON log fields is not supported yet"},
       {"loggerMaxArgLen", Kind::integer, "1000", Support::warn,
        "alertd does not shorten logged arguments"},
       {"loggerWarnsPerSecondLimit", Kind::integer, "0", Support::warn,

@@ -153,6 +153,10 @@ struct Flags {
   std::string http_path_prefix;  // -http.pathPrefix: every path is served under it
   core::Duration http_max_graceful_shutdown_duration = std::chrono::seconds(7);
   core::Duration http_shutdown_delay{0};
+  std::string http_header_csp;  // -http.header.*: added to every response when set
+  std::string http_header_frame_options;
+  std::string http_header_hsts;
+  std::string logger_json_fields;  // -loggerJSONFields: "ts:timestamp,msg:message"
   std::string logger_timezone = "UTC";
   bool logger_disable_timestamps = false;
   bool envflag_enable = false;

@@ -109,15 +109,21 @@ std::string format_log_line(const LogLayout& layout, core::TimePoint ts, std::st
   if (layout.json) {
     line += '{';
     if (layout.timestamps) {
-      line += "\"ts\":\"";
+      append_json_string(line, layout.ts_key);
+      line += ":\"";
       append_timestamp(line, ts, layout.local_time);
       line += "\",";
     }
-    line += "\"level\":";
+    append_json_string(line, layout.level_key);
+    line += ':';
     append_json_string(line, level);
-    line += ",\"caller\":";
+    line += ',';
+    append_json_string(line, layout.caller_key);
+    line += ':';
     append_json_string(line, caller);
-    line += ",\"msg\":";
+    line += ',';
+    append_json_string(line, layout.msg_key);
+    line += ':';
     append_json_string(line, msg);
     line += "}\n";
   } else {
@@ -133,8 +139,24 @@ std::string format_log_line(const LogLayout& layout, core::TimePoint ts, std::st
 
 std::optional<std::string> setup_logging(const std::string& level, const std::string& format,
                                          const std::string& output, const std::string& timezone,
-                                         bool disable_timestamps) {
-  LogLayout layout{format == "json", !disable_timestamps, false};
+                                         bool disable_timestamps, const std::string& json_fields) {
+  LogLayout layout;
+  layout.json = format == "json";
+  layout.timestamps = !disable_timestamps;
+  // "ts:timestamp,msg:message" (checked by the flag parser).
+  for (std::string_view rest = json_fields; !rest.empty();) {
+    const size_t comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+    const size_t colon = item.find(':');
+    if (colon == std::string_view::npos) continue;
+    const std::string_view field = item.substr(0, colon);
+    const std::string name(item.substr(colon + 1));
+    if (field == "ts") layout.ts_key = name;
+    if (field == "level") layout.level_key = name;
+    if (field == "caller") layout.caller_key = name;
+    if (field == "msg") layout.msg_key = name;
+  }
   if (timezone != "UTC") {
     layout.local_time = true;
     if (timezone != "Local") {

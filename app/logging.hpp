@@ -22,16 +22,23 @@ struct LogLayout {
   // false: UTC ("...Z"); true: the process' TZ (set by setup_logging from -loggerTimezone),
   // written with its offset ("...+0100"), as Go's "2006-01-02T15:04:05.000Z0700".
   bool local_time = false;
+  // -loggerJSONFields: the JSON names of the four fields.
+  std::string ts_key = "ts";
+  std::string level_key = "level";
+  std::string caller_key = "caller";
+  std::string msg_key = "msg";
 };
 
 // Installs the default spdlog logger. level: INFO|WARN|ERROR|FATAL|PANIC (and DEBUG);
 // format: default|json; output: stderr|stdout; timezone: UTC, Local or an IANA name found in
-// the system's zoneinfo. Returns an error (and installs nothing) for an unknown time zone.
+// the system's zoneinfo; json_fields: -loggerJSONFields ("ts:timestamp,msg:message"). Returns an
+// error (and installs nothing) for an unknown time zone.
 [[nodiscard]] std::optional<std::string> setup_logging(const std::string& level,
                                                        const std::string& format,
                                                        const std::string& output = "stderr",
                                                        const std::string& timezone = "UTC",
-                                                       bool disable_timestamps = false);
+                                                       bool disable_timestamps = false,
+                                                       const std::string& json_fields = "");
 
 // One log line, newline included (exposed for tests). `level` is vmalert's lowercase name;
 // trailing newlines of `msg` are dropped.
@@ -41,7 +48,9 @@ struct LogLayout {
 [[nodiscard]] inline std::string format_log_line(bool json, core::TimePoint ts,
                                                  std::string_view level, std::string_view caller,
                                                  std::string_view msg) {
-  return format_log_line(LogLayout{json, true, false}, ts, level, caller, msg);
+  LogLayout layout;
+  layout.json = json;
+  return format_log_line(layout, ts, level, caller, msg);
 }
 
 }  // namespace app

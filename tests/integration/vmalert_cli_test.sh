@@ -95,6 +95,9 @@ VM_rule_updateEntriesLimit=7 VM_flagsAuthKey=fkey VM_external_label=dc=x \
   -http.maxGracefulShutdownDuration=10s \
   -loggerErrorsPerSecondLimit=10 \
   -pprofAuthKey=pkey \
+  -http.header.frameOptions=DENY \
+  -http.shutdownDelay=2s \
+  -loggerJSONFields=ts:timestamp,msg:message \
   >"$T/alertd.log" 2>&1 &
 ALERTD_PID=$!
 it_track "$ALERTD_PID"
@@ -136,7 +139,7 @@ for f in memory.allowedPercent datasource.queryTimeAlignment promscrape.dnsSDChe
   grep -q -- "flag -$f is" "$T/alertd.log" && fail "-$f set to its default was warned about"
 done
 # JSON lines with Berlin's offset (+0100 in winter, +0200 in summer).
-grep -Eq '^\{"ts":"[0-9-]{10}T[0-9:.]{12}\+0[12]00","level":"info"' "$T/alertd.log" ||
+grep -Eq '^\{"timestamp":"[0-9-]{10}T[0-9:.]{12}\+0[12]00","level":"info","caller":"[^"]*","message":' "$T/alertd.log" ||
   fail "no JSON log line in Europe/Berlin time: $(head -n 3 "$T/alertd.log")"
 
 # 3. /metrics after a few rounds: promtool finds nothing to say; the families are there.
@@ -182,9 +185,16 @@ vmrss=$(awk '/^VmRSS:/ {print $2 * 1024}' "/proc/$ALERTD_PID/status")
 $PY -c "import sys; assert abs($vmrss - $(metric process_resident_memory_bytes)) < (1 << 20)" ||
   fail "process_resident_memory_bytes far from VmRSS $vmrss"
 
-# 4. SIGTERM: a clean exit.
+curl -fsS -D "$T/headers.txt" -o /dev/null "$A/-/healthy" || fail "/-/healthy"
+grep -qi '^X-Frame-Options: DENY' "$T/headers.txt" || fail "no X-Frame-Options: $(cat "$T/headers.txt")"
+
+# 4. SIGTERM with -http.shutdownDelay=2s: /health and /-/ready answer 503 while alertd keeps
+# running, then a clean exit.
 kill -TERM "$ALERTD_PID"
-for _ in $(seq 1 40); do kill -0 "$ALERTD_PID" 2>/dev/null || break; sleep 0.25; done
+wait_for 2 "/health 503 during the shutdown delay" test "$(code "$A/health")" = 503
+[ "$(code "$A/-/ready")" = 503 ] || fail "/-/ready during the shutdown delay: $(code "$A/-/ready")"
+kill -0 "$ALERTD_PID" || fail "alertd exited before -http.shutdownDelay passed"
+for _ in $(seq 1 60); do kill -0 "$ALERTD_PID" 2>/dev/null || break; sleep 0.25; done
 set +e
 wait "$ALERTD_PID"
 rc=$?

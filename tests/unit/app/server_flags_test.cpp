@@ -3,6 +3,7 @@
 // (-http.pathPrefix, -httpAuth.*, auth keys), -loggerTimezone and process_* metrics.
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <cstdlib>
 #include <map>
 #include <string>
@@ -273,17 +274,55 @@ TEST_CASE("server guard: path prefix, basic auth, auth keys, /flags", "[app][aut
   }
 }
 
+TEST_CASE("server guard: -http.header.* on every response, /health during delayed shutdown",
+          "[app][auth]") {
+  app::ServerGuard g;
+  g.header_frame_options = "DENY";
+  g.header_csp = "default-src 'self'";
+  std::atomic<bool> delayed{false};
+  g.delayed_shutdown = &delayed;
+  auto r = app::guarded_request(g, get("/api/v1/rules"), kEcho);
+  CHECK(r.headers == std::vector<std::pair<std::string, std::string>>{
+                         {"Content-Security-Policy", "default-src 'self'"},
+                         {"X-Frame-Options", "DENY"}});
+  CHECK(app::guarded_request(g, get("/health"), kEcho).status == 200);
+  delayed = true;
+  auto unhealthy = app::guarded_request(g, get("/health"), kEcho);
+  CHECK(unhealthy.status == 503);
+  CHECK(unhealthy.headers.size() == 2);
+  CHECK(app::guarded_request(g, get("/-/healthy"), kEcho).status == 200);
+}
+
+TEST_CASE("-loggerJSONFields renames JSON log fields", "[app][logging][flags]") {
+  app::LogLayout layout;
+  layout.json = true;
+  layout.ts_key = "timestamp";
+  layout.msg_key = "message";
+  CHECK(app::format_log_line(layout, core::from_unix_ms(1796208375123), "info", "c", "m") ==
+        "{\"timestamp\":\"2026-12-02T10:46:15.123Z\",\"level\":\"info\",\"caller\":\"c\","
+        "\"message\":\"m\"}\n");
+  CHECK(parse({"-loggerJSONFields=ts:timestamp,msg:message"}).has_value());
+  auto bad = parse({"-loggerJSONFields=time:timestamp"});
+  REQUIRE_FALSE(bad.has_value());
+  CHECK_THAT(bad.error().message, Catch::Contains("flag -loggerJSONFields"));
+}
+
 TEST_CASE("log timestamps: UTC with Z, a zone with its offset, or none", "[app][logging]") {
   const auto ts = core::from_unix_ms(1796208375123);  // 2026-12-02T10:46:15.123Z
-  CHECK(app::format_log_line(app::LogLayout{false, true, false}, ts, "info", "c", "m") ==
+  app::LogLayout text;
+  CHECK(app::format_log_line(text, ts, "info", "c", "m") ==
         "2026-12-02T10:46:15.123Z\tinfo\tc\tm\n");
-  CHECK(app::format_log_line(app::LogLayout{false, false, false}, ts, "info", "c", "m") ==
-        "info\tc\tm\n");
-  CHECK(app::format_log_line(app::LogLayout{true, false, false}, ts, "warn", "c", "m") ==
+  app::LogLayout no_ts;
+  no_ts.timestamps = false;
+  CHECK(app::format_log_line(no_ts, ts, "info", "c", "m") == "info\tc\tm\n");
+  no_ts.json = true;
+  CHECK(app::format_log_line(no_ts, ts, "warn", "c", "m") ==
         "{\"level\":\"warn\",\"caller\":\"c\",\"msg\":\"m\"}\n");
   ::setenv("TZ", "Asia/Kolkata", 1);  // +0530, no daylight saving
   ::tzset();
-  CHECK(app::format_log_line(app::LogLayout{false, true, true}, ts, "info", "c", "m") ==
+  app::LogLayout local;
+  local.local_time = true;
+  CHECK(app::format_log_line(local, ts, "info", "c", "m") ==
         "2026-12-02T16:16:15.123+0530\tinfo\tc\tm\n");
   ::setenv("TZ", "UTC", 1);
   ::tzset();
