@@ -125,7 +125,9 @@ core::Result<notifier::DeliveryOptions> delivery_options(const Flags& flags) {
   o.concurrency = static_cast<size_t>(flags.notifier_concurrency);
   o.retry_min_interval = flags.notifier_retry_min_interval;
   o.retry_max_interval = std::max(flags.notifier_retry_max_interval, o.retry_min_interval);
-  o.retry_max_time = flags.notifier_retry_max_time;
+  // A resolved alert's endsAt is in the past: the rule re-sends it every -rule.resendDelay (for
+  // 15 minutes), so it is held at least two resend delays, until the next copy replaces it.
+  o.retry_max_time = std::max(flags.notifier_retry_max_time, 2 * flags.rule_resend_delay);
   o.log = [](bool error, std::string_view m) {
     if (error) {
       spdlog::error("notifier: {}", m);

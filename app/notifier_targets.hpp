@@ -31,7 +31,8 @@ struct NotifierEndpoint {
 [[nodiscard]] core::Result<std::vector<NotifierEndpoint>> notifier_endpoints(const Flags& flags);
 
 // The delivery-queue options from -notifier.maxQueueSize, .maxBatchSize, .concurrency,
-// .retryMinInterval, .retryMaxInterval, .retryMaxTime (bad_config when one is not positive).
+// .retryMinInterval, .retryMaxInterval, .retryMaxTime (bad_config when one is not positive);
+// retryMaxTime is raised to twice -rule.resendDelay when that is longer.
 // Failures are logged (retries at WARN, losses at ERROR).
 [[nodiscard]] core::Result<notifier::DeliveryOptions> delivery_options(const Flags& flags);
 

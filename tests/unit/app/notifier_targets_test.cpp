@@ -187,3 +187,41 @@ TEST_CASE("read_secret_file trims trailing whitespace and names flag and file", 
   REQUIRE_FALSE(large);
   CHECK(large.error().message.find("larger than 65536 bytes") != std::string::npos);
 }
+
+TEST_CASE("delivery queue flags: defaults, bounds, retryMaxTime at least two resend delays",
+          "[app][notifier]") {
+  auto f = parse({"-notifier.url=http://am"});
+  REQUIRE(f);
+  auto o = app::delivery_options(*f);
+  REQUIRE(o);
+  CHECK(o->max_queue_size == 10'000);
+  CHECK(o->max_batch_size == 1'000);
+  CHECK(o->concurrency == 1);
+  CHECK(o->retry_min_interval == std::chrono::seconds(1));
+  CHECK(o->retry_max_interval == std::chrono::seconds(10));
+  CHECK(o->retry_max_time == std::chrono::minutes(1));
+
+  f = parse({"-notifier.url=http://am", "-notifier.maxQueueSize=5", "-notifier.maxBatchSize=2",
+             "-notifier.concurrency=2", "-notifier.retryMinInterval=2s",
+             "-notifier.retryMaxInterval=1s", "-rule.resendDelay=5m"});
+  REQUIRE(f);
+  o = app::delivery_options(*f);
+  REQUIRE(o);
+  CHECK(o->max_queue_size == 5);
+  CHECK(o->max_batch_size == 2);
+  CHECK(o->concurrency == 2);
+  CHECK(o->retry_max_interval == std::chrono::seconds(2));  // never below the first wait
+  CHECK(o->retry_max_time == std::chrono::minutes(10));     // 2 x resendDelay
+
+  for (const char* bad : {"-notifier.maxQueueSize=0", "-notifier.maxBatchSize=-1",
+                          "-notifier.concurrency=0", "-notifier.retryMinInterval=0s",
+                          "-notifier.retryMaxTime=0s"}) {
+    INFO(bad);
+    f = parse({"-notifier.url=http://am", bad});
+    REQUIRE(f);
+    auto r = app::delivery_options(*f);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().kind == core::ErrorKind::bad_config);
+    CHECK(r.error().message.find("must be positive") != std::string::npos);
+  }
+}
