@@ -297,8 +297,8 @@ const std::vector<FlagDef>& flag_defs() {
       {"notifier.retryMaxInterval", Kind::duration, "10s",
        "Longest wait between notification retries.", DUR(notifier_retry_max_interval)},
       {"notifier.retryMaxTime", Kind::duration, "1m",
-       "An alert an Alertmanager has not accepted is given up once it waited this long and its "
-       "endsAt has passed.",
+       "An alert an Alertmanager has not accepted is given up once it waited this long (at least "
+       "twice -rule.resendDelay) and its endsAt has passed.",
        DUR(notifier_retry_max_time)},
       {"notifier.basicAuth.username", Kind::array, "",
        "Optional basic auth username for -notifier.url.", ARRAY(notifier_basic_auth_username)},
