@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -151,6 +152,15 @@ std::string render_metrics(const SnapshotStore& store, const GlobalCounters& c,
              std::chrono::duration<double>(g->interval).count());
   w.header("vmalert_iteration_duration_seconds", "summary", "Duration of evaluation rounds.");
   for (const auto& g : groups) {
+    if (g->iteration_quantiles) {
+      for (size_t i = 0; i < RecentQuantiles::kQuantiles.size(); ++i) {
+        std::string q;
+        append_metric_value(q, RecentQuantiles::kQuantiles[i]);
+        w.sample("vmalert_iteration_duration_seconds",
+                 {{"file", g->file}, {"group", g->name}, {"quantile", q}},
+                 (*g->iteration_quantiles)[i]);
+      }
+    }
     w.sample("vmalert_iteration_duration_seconds_sum", {{"file", g->file}, {"group", g->name}},
              g->iteration_seconds_sum);
     w.sample("vmalert_iteration_duration_seconds_count", {{"file", g->file}, {"group", g->name}},
@@ -303,6 +313,27 @@ std::string render_metrics(const SnapshotStore& store, const GlobalCounters& c,
   w.sample("vmalert_config_last_reload_success_timestamp_seconds", {},
            static_cast<double>(c.config_last_reload_success_timestamp_seconds.load()));
   append_process_metrics(w, static_cast<double>(c.start_time_seconds.load()));
+  return out;
+}
+
+void RecentQuantiles::observe(std::chrono::steady_clock::time_point now, double value) {
+  window_.emplace_back(now, value);
+  if (window_.size() > kMaxKept) window_.pop_front();
+}
+
+std::optional<std::array<double, 5>> RecentQuantiles::quantiles(
+    std::chrono::steady_clock::time_point now) {
+  while (!window_.empty() && now - window_.front().first > kWindow) window_.pop_front();
+  if (window_.empty()) return std::nullopt;
+  std::vector<double> values;
+  values.reserve(window_.size());
+  for (const auto& [t, v] : window_) values.push_back(v);
+  std::sort(values.begin(), values.end());
+  std::array<double, 5> out{};
+  for (size_t i = 0; i < kQuantiles.size(); ++i) {
+    const double rank = kQuantiles[i] * static_cast<double>(values.size() - 1);
+    out[i] = values[static_cast<size_t>(std::llround(rank))];
+  }
   return out;
 }
 

@@ -2,7 +2,12 @@
 // names: vmalert.md §8 and vmalert-observed.md).
 #pragma once
 
+#include <array>
 #include <atomic>
+#include <chrono>
+#include <deque>
+#include <optional>
+#include <utility>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -13,6 +18,23 @@
 #include "notifier/notifier.hpp"
 
 namespace app {
+
+// The quantiles of vmalert's summaries (VictoriaMetrics/metrics Summary): 0.5, 0.9, 0.97, 0.99
+// and 1 over what was observed in the last 5 minutes (at most kMaxKept observations).
+class RecentQuantiles {
+ public:
+  static constexpr std::array<double, 5> kQuantiles{0.5, 0.9, 0.97, 0.99, 1};
+  static constexpr std::chrono::seconds kWindow{300};
+  static constexpr size_t kMaxKept = 4096;
+
+  void observe(std::chrono::steady_clock::time_point now, double value);
+  // Nearest-rank quantiles of the window; nullopt when it is empty.
+  [[nodiscard]] std::optional<std::array<double, 5>> quantiles(
+      std::chrono::steady_clock::time_point now);
+
+ private:
+  std::deque<std::pair<std::chrono::steady_clock::time_point, double>> window_;
+};
 
 struct GlobalCounters {
   std::atomic<uint64_t> execution_total{0};

@@ -271,8 +271,10 @@ void GroupScheduler::end_round() {
   deps_.notifiers.flush();
   if (round_active_) {
     ++iterations_;
-    iteration_seconds_ +=
-        std::chrono::duration<double>(deps_.clock.monotonic() - round_started_).count();
+    const auto now = deps_.clock.monotonic();
+    const double seconds = std::chrono::duration<double>(now - round_started_).count();
+    iteration_seconds_ += seconds;
+    iteration_quantiles_.observe(now, seconds);
     last_eval_ts_ = times_.eval_ts;
     has_last_eval_ = true;
     round_active_ = false;
@@ -416,6 +418,7 @@ void GroupScheduler::publish() {
   snap->iterations_missed_total = missed_;
   snap->iterations_reset_total = resets_;
   snap->iteration_seconds_sum = iteration_seconds_;
+  snap->iteration_quantiles = iteration_quantiles_.quantiles(deps_.clock.monotonic());
   snap->rules.reserve(group_->size());
   for (size_t i = 0; i < group_->size(); ++i) snap->rules.push_back(group_->rule(i).describe());
   last_snapshot_ = snap;

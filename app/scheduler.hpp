@@ -142,6 +142,7 @@ class GroupScheduler : public std::enable_shared_from_this<GroupScheduler> {
   uint64_t missed_ = 0;
   uint64_t resets_ = 0;
   double iteration_seconds_ = 0;
+  RecentQuantiles iteration_quantiles_;
 };
 
 }  // namespace app

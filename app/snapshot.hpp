@@ -5,6 +5,7 @@
 // round runs. Publishing is a pointer swap under a short lock.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -44,6 +45,8 @@ struct GroupSnapshot {
   uint64_t iterations_missed_total = 0;
   uint64_t iterations_reset_total = 0;
   double iteration_seconds_sum = 0;
+  // vmalert_iteration_duration_seconds{quantile=0.5,0.9,0.97,0.99,1} over the last 5 minutes.
+  std::optional<std::array<double, 5>> iteration_quantiles;
   std::vector<RuleSnapshot> rules;
 };
 

@@ -166,6 +166,10 @@ for fam in vmalert_iteration_total vmalert_iteration_duration_seconds \
   process_open_fds process_max_fds process_start_time_seconds process_num_threads; do
   grep -q "^# TYPE $fam " "$T/metrics.txt" || fail "/metrics lacks $fam"
 done
+for q in 0.5 0.9 0.97 0.99 1; do
+  grep -Eq "^vmalert_iteration_duration_seconds\{file=\"[^\"]*\",group=\"cli\",quantile=\"$q\"\} [0-9.e-]+\$" \
+    "$T/metrics.txt" || fail "no quantile $q of vmalert_iteration_duration_seconds"
+done
 grep -q '^vmalert_alerts_firing{alertname="AlwaysOn",file="[^"]*",group="cli",id="[0-9]*"} 1$' \
   "$T/metrics.txt" || fail "vmalert_alerts_firing of AlwaysOn: $(grep alerts_firing "$T/metrics.txt")"
 rss=$(metric process_resident_memory_bytes)

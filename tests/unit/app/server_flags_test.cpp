@@ -338,3 +338,19 @@ TEST_CASE("process stats come from /proc/self", "[app][metrics]") {
   CHECK(st.max_fds >= st.open_fds);
   CHECK(st.cpu_user_seconds + st.cpu_system_seconds > 0);
 }
+
+TEST_CASE("vmalert summaries: quantiles of the last 5 minutes", "[app][metrics]") {
+  app::RecentQuantiles q;
+  const auto t0 = std::chrono::steady_clock::time_point{} + std::chrono::hours(1);
+  CHECK_FALSE(q.quantiles(t0).has_value());
+  for (int i = 1; i <= 100; ++i) q.observe(t0 + std::chrono::seconds(i), i / 100.0);
+  auto v = q.quantiles(t0 + std::chrono::seconds(100));
+  REQUIRE(v.has_value());
+  CHECK(*v == std::array<double, 5>{0.51, 0.9, 0.97, 0.99, 1.0});
+  // At 350 s the observations older than 5 minutes (1..49 s) are gone: 51 are left.
+  v = q.quantiles(t0 + std::chrono::seconds(350));
+  REQUIRE(v.has_value());
+  CHECK((*v)[0] == 0.75);
+  CHECK((*v)[4] == 1.0);
+  CHECK_FALSE(q.quantiles(t0 + std::chrono::seconds(401)).has_value());
+}
