@@ -138,7 +138,7 @@ TEST_CASE("ignored flags still check their values", "[app][flags]") {
   CHECK(parse({"-memory.allowedBytes=1GiB"}).has_value());
 }
 
-TEST_CASE("-envflag.enable reads missing flags from the environment", "[app][flags]") {
+TEST_CASE("flags: -envflag.enable reads missing flags from the environment", "[app][flags]") {
   const std::map<std::string, std::string> env = {
       {"VM_datasource_url", "http://env:8428"},
       {"VM_evaluationInterval", "30s"},
@@ -293,7 +293,7 @@ TEST_CASE("server guard: -http.header.* on every response, /health during delaye
   CHECK(app::guarded_request(g, get("/-/healthy"), kEcho).status == 200);
 }
 
-TEST_CASE("-loggerJSONFields renames JSON log fields", "[app][logging][flags]") {
+TEST_CASE("logging: -loggerJSONFields renames JSON log fields", "[app][logging][flags]") {
   app::LogLayout layout;
   layout.json = true;
   layout.ts_key = "timestamp";
