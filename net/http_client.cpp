@@ -565,6 +565,10 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
         if (ec == beast::error::timeout) co_return timed_out();
         co_return core::fail("read response body: " + lower_message(ec), io_error_kind(ec));
       }
+      // tcp_stream's timer alone does not end a body that keeps arriving: each read finds data
+      // waiting and completes before the expired timer's handler runs, so a never-ending body
+      // ran on until the size cap (minutes at a slow rate). The deadline is checked here too.
+      if (!parser.is_done() && SteadyClock::now() >= deadline) co_return timed_out();
     }
     if (gunzip) {
       if (auto r = gunzip->finish(); !r) co_return core::fail(r.error());

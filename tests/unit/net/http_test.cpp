@@ -380,6 +380,37 @@ TEST_CASE("a silent server hits the request deadline", "[net][client]") {
   CHECK(took < 2s);
 }
 
+TEST_CASE("a body that never ends hits the request deadline", "[net][client]") {
+  // Bytes keep arriving faster than they are read (a close-delimited body): every read finds
+  // data waiting and succeeds at once, yet the request must end at its deadline, not at the
+  // size cap (4 GiB here: minutes of reading).
+  asio::io_context ioc;
+  RawServer server(ioc, [](tcp::socket s, int) -> asio::awaitable<void> {
+    beast::flat_buffer buf;
+    if (!co_await read_request(s, buf)) co_return;
+    co_await write_raw(s, "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n[");
+    for (;;) {
+      beast::error_code ec;
+      const std::string pad(65536, ' ');
+      co_await asio::async_write(s, asio::buffer(pad),
+                                 asio::redirect_error(asio::use_awaitable, ec));
+      if (ec) co_return;
+    }
+  });
+  net::HttpClient client(ioc, {});
+  net::Request req = get(base(server.port()) + "/endless");
+  req.timeout = 200ms;
+  req.max_response_bytes = size_t{4} << 30;
+  const auto start = std::chrono::steady_clock::now();
+  auto r = fetch(ioc, client, req);
+  const auto took = std::chrono::steady_clock::now() - start;
+  REQUIRE_FALSE(r.has_value());
+  CHECK_THAT(r.error().message, Catch::EndsWith("/endless\": timeout after 200ms"));
+  CHECK(r.error().kind == core::ErrorKind::timeout);
+  CHECK(took >= 190ms);
+  CHECK(took < 1s);
+}
+
 TEST_CASE("a keep-alive connection closed by the peer is retried once", "[net][client]") {
   asio::io_context ioc;
   RawServer server(ioc, [](tcp::socket s, int index) -> asio::awaitable<void> {
