@@ -828,7 +828,7 @@ void FileParser::validate_group(GroupSpec& g, const std::string& context, const 
   add("\x02");
   for (const auto& [k, v] : g.notifier_headers) add(k + ":" + v);
   add("\x02");
-  for (const auto& l : g.labels) add(l.name + "=" + l.value);
+  for (const auto& l : g.labels) add(std::string(l.name) + "=" + std::string(l.value));
   add("\x02");
   add(g.debug ? "1" : "0");
   for (const RuleSpec& r : g.rules) {
@@ -837,9 +837,9 @@ void FileParser::validate_group(GroupSpec& g, const std::string& context, const 
     add(r.expr);
     add(std::to_string(r.for_.count()));
     add(std::to_string(r.keep_firing_for.count()));
-    for (const auto& l : r.labels) add(l.name + "=" + l.value);
+    for (const auto& l : r.labels) add(std::string(l.name) + "=" + std::string(l.value));
     add("\x03");
-    for (const auto& l : r.annotations) add(l.name + "=" + l.value);
+    for (const auto& l : r.annotations) add(std::string(l.name) + "=" + std::string(l.value));
     add("\x03");
     add(r.debug ? (*r.debug ? "1" : "0") : "-");
     add(r.update_entries_limit ? std::to_string(*r.update_entries_limit) : "-");

@@ -1,44 +1,151 @@
 #include "core/labels.hpp"
 
 #include <algorithm>
+#include <cassert>
+#include <cstring>
+#include <new>
+#include <stdexcept>
 
 #include "core/hash.hpp"
 
 namespace core {
+namespace {
+
+constexpr std::string_view kMetricName = "__name__";
+
+bool name_less(const Label& a, const Label& b) { return a.name < b.name; }
+
+// Small sets (every real one) sort without allocating: insertion sort, stable.
+void sort_stable(std::span<Label> items) {
+  if (items.size() > 64) {
+    std::stable_sort(items.begin(), items.end(), name_less);
+    return;
+  }
+  for (size_t i = 1; i < items.size(); ++i) {
+    Label x = items[i];
+    size_t j = i;
+    while (j > 0 && x.name < items[j - 1].name) {
+      items[j] = items[j - 1];
+      --j;
+    }
+    items[j] = x;
+  }
+}
+
+}  // namespace
 
 Labels::Labels(std::initializer_list<Label> init) {
-  for (const auto& l : init) set(l.name, l.value);
+  *this = from(std::span<const Label>(init.begin(), init.size()));
+}
+
+Labels::Labels(const Labels& o) noexcept : b_(o.b_) {
+  if (b_ != nullptr) b_->refs.fetch_add(1, std::memory_order_relaxed);
+}
+
+Labels& Labels::operator=(const Labels& o) noexcept {
+  if (o.b_ != nullptr) o.b_->refs.fetch_add(1, std::memory_order_relaxed);
+  Block* old = b_;
+  b_ = o.b_;
+  if (old != nullptr && old->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    ::operator delete(old);
+  }
+  return *this;
+}
+
+Labels& Labels::operator=(Labels&& o) noexcept {
+  if (this == &o) return *this;
+  clear();
+  b_ = o.b_;
+  o.b_ = nullptr;
+  return *this;
+}
+
+Labels::~Labels() { clear(); }
+
+void Labels::clear() {
+  if (b_ != nullptr && b_->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    ::operator delete(b_);
+  }
+  b_ = nullptr;
+}
+
+Labels Labels::from_sorted(std::span<const Label> items) {
+  if (items.empty()) return {};
+  assert(std::is_sorted(items.begin(), items.end(), name_less));
+  size_t chars = 0;
+  for (const auto& l : items) chars += l.name.size() + l.value.size();
+  if (chars > UINT32_MAX || items.size() > UINT32_MAX / 2) throw std::length_error("label set");
+  const size_t bytes = sizeof(Block) + 2 * sizeof(uint32_t) * items.size() + chars;
+  void* mem = ::operator new(bytes);
+  auto* b = new (mem) Block{};
+  b->refs.store(1, std::memory_order_relaxed);
+  b->size = static_cast<uint32_t>(items.size());
+  b->chars = static_cast<uint32_t>(chars);
+  auto* offs = reinterpret_cast<uint32_t*>(b + 1);
+  char* data = reinterpret_cast<char*>(offs + 2 * items.size());
+  uint32_t pos = 0;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const auto& l = items[i];
+    offs[2 * i] = pos;
+    if (!l.name.empty()) std::memcpy(data + pos, l.name.data(), l.name.size());
+    pos += static_cast<uint32_t>(l.name.size());
+    offs[2 * i + 1] = pos;
+    if (!l.value.empty()) std::memcpy(data + pos, l.value.data(), l.value.size());
+    pos += static_cast<uint32_t>(l.value.size());
+  }
+  return Labels(b);
+}
+
+Labels Labels::from(std::span<const Label> items) {
+  if (items.empty()) return {};
+  constexpr size_t kStack = 32;
+  Label stack[kStack];
+  std::vector<Label> heap;
+  std::span<Label> v;
+  if (items.size() <= kStack) {
+    std::copy(items.begin(), items.end(), stack);
+    v = std::span<Label>(stack, items.size());
+  } else {
+    heap.assign(items.begin(), items.end());
+    v = heap;
+  }
+  sort_stable(v);
+  // Keep the last of each run of equal names (set() semantics).
+  size_t out = 0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i + 1 < v.size() && v[i + 1].name == v[i].name) continue;
+    v[out++] = v[i];
+  }
+  return from_sorted(v.first(out));
 }
 
 void Labels::set(std::string_view name, std::string_view value) {
-  auto it = std::lower_bound(items_.begin(), items_.end(), name,
-                             [](const Label& l, std::string_view n) { return l.name < n; });
-  if (it != items_.end() && it->name == name) {
-    it->value.assign(value);
-    return;
-  }
-  items_.insert(it, Label{std::string(name), std::string(value)});
+  LabelsBuilder b;
+  b.reset(*this);
+  b.set(name, value);
+  *this = b.build();  // the views into the old block stay valid until here
 }
 
 bool Labels::erase(std::string_view name) {
-  auto it = std::lower_bound(items_.begin(), items_.end(), name,
-                             [](const Label& l, std::string_view n) { return l.name < n; });
-  if (it == items_.end() || it->name != name) return false;
-  items_.erase(it);
+  if (!contains(name)) return false;
+  LabelsBuilder b;
+  b.reset(*this);
+  b.erase(name);
+  *this = b.build();
   return true;
 }
 
 std::optional<std::string_view> Labels::get(std::string_view name) const {
-  auto it = std::lower_bound(items_.begin(), items_.end(), name,
+  auto it = std::lower_bound(begin(), end(), name,
                              [](const Label& l, std::string_view n) { return l.name < n; });
-  if (it == items_.end() || it->name != name) return std::nullopt;
-  return std::string_view(it->value);
+  if (it == end() || (*it).name != name) return std::nullopt;
+  return (*it).value;
 }
 
 uint64_t Labels::hash_without_name() const {
   Fnv1a64 h;
-  for (const auto& l : items_) {
-    if (l.name == "__name__") continue;
+  for (const Label l : *this) {
+    if (l.name == kMetricName) continue;
     h.add(l.name);
     h.add(l.value);
     h.add_byte(0xFF);
@@ -49,7 +156,7 @@ uint64_t Labels::hash_without_name() const {
 std::string Labels::to_string() const {
   std::string out = "{";
   bool first = true;
-  for (const auto& l : items_) {
+  for (const Label l : *this) {
     if (!first) out += ", ";
     first = false;
     out += l.name;
@@ -66,6 +173,82 @@ std::string Labels::to_string() const {
   }
   out += '}';
   return out;
+}
+
+size_t Labels::block_bytes() const {
+  if (b_ == nullptr) return 0;
+  return sizeof(Block) + 2 * sizeof(uint32_t) * b_->size + b_->chars;
+}
+
+bool operator==(const Labels& a, const Labels& b) {
+  if (a.b_ == b.b_) return true;
+  if (a.size() != b.size()) return false;
+  if (a.b_->chars != b.b_->chars) return false;
+  // Same offsets and same chars <=> same labels.
+  return std::memcmp(a.b_ + 1, b.b_ + 1, 2 * sizeof(uint32_t) * a.size() + a.b_->chars) == 0;
+}
+
+// ---- LabelsBuilder -----------------------------------------------------------------------------
+
+void LabelsBuilder::reset() {
+  items_.clear();
+  owned_.clear();
+}
+
+void LabelsBuilder::reset(const Labels& ls) {
+  reset();
+  items_.reserve(ls.size() + 4);
+  for (const Label l : ls) items_.push_back(l);
+}
+
+void LabelsBuilder::set(std::string_view name, std::string_view value) {
+  auto it = std::lower_bound(items_.begin(), items_.end(), name,
+                             [](const Label& l, std::string_view n) { return l.name < n; });
+  if (it != items_.end() && it->name == name) {
+    it->value = value;
+    return;
+  }
+  items_.insert(it, Label{name, value});
+}
+
+void LabelsBuilder::set_owned(std::string name, std::string_view value) {
+  owned_.push_back(std::move(name));
+  set(owned_.back(), value);
+}
+
+bool LabelsBuilder::erase(std::string_view name) {
+  auto it = std::lower_bound(items_.begin(), items_.end(), name,
+                             [](const Label& l, std::string_view n) { return l.name < n; });
+  if (it == items_.end() || it->name != name) return false;
+  items_.erase(it);
+  return true;
+}
+
+std::optional<std::string_view> LabelsBuilder::get(std::string_view name) const {
+  auto it = std::lower_bound(items_.begin(), items_.end(), name,
+                             [](const Label& l, std::string_view n) { return l.name < n; });
+  if (it == items_.end() || it->name != name) return std::nullopt;
+  return it->value;
+}
+
+uint64_t LabelsBuilder::hash_without_name() const {
+  Fnv1a64 h;
+  for (const auto& l : items_) {
+    if (l.name == kMetricName) continue;
+    h.add(l.name);
+    h.add(l.value);
+    h.add_byte(0xFF);
+  }
+  return h.value();
+}
+
+bool LabelsBuilder::equals(const Labels& ls) const {
+  if (ls.size() != items_.size()) return false;
+  size_t i = 0;
+  for (const Label l : ls) {
+    if (!(l == items_[i++])) return false;
+  }
+  return true;
 }
 
 }  // namespace core

@@ -1,9 +1,24 @@
-// Labels: an owning label set kept sorted by name, for alerts, rules and notifications. The
-// datasource hot path uses the compact QueryResult instead and converts only what it keeps.
+// Labels: an immutable, shared label set kept sorted by name, for alerts, rules and
+// notifications. The datasource hot path uses the compact QueryResult instead and converts only
+// what it keeps.
+//
+// Storage (why: an alert's labels are held by the rule, by every API snapshot and by the
+// notifier batch; issue 12 wants well under 1 kB per alert all in): one heap block per set,
+// reference-counted (atomic: snapshots are read on the HTTP thread), holding a header, two
+// 4-byte offsets per label and the names and values back to back. Copying a Labels is a count
+// increment; a mutation (set, erase) builds a new block, so copies never see it (copy on write).
+// Build a set in one step with Labels::from or a LabelsBuilder when it has more than a label or
+// two. A Label is a pair of views into the block: valid while some Labels holds that block.
 #pragma once
 
+#include <atomic>
+#include <cstddef>
 #include <cstdint>
+#include <deque>
+#include <initializer_list>
+#include <iterator>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,40 +26,157 @@
 namespace core {
 
 struct Label {
-  std::string name;
-  std::string value;
+  std::string_view name;
+  std::string_view value;
   friend bool operator==(const Label&, const Label&) = default;
 };
 
 class Labels {
+  struct Block;
+
  public:
+  class Iterator {
+   public:
+    using iterator_category = std::random_access_iterator_tag;
+    using value_type = Label;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+    using reference = Label;
+    struct Arrow {
+      Label l;
+      const Label* operator->() const { return &l; }
+    };
+
+    Iterator() = default;
+    Iterator(const Block* b, uint32_t i) : b_(b), i_(i) {}
+    Label operator*() const;
+    Arrow operator->() const { return Arrow{**this}; }
+    Label operator[](difference_type n) const { return *(*this + n); }
+    Iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    Iterator operator++(int) {
+      Iterator t = *this;
+      ++i_;
+      return t;
+    }
+    Iterator& operator--() {
+      --i_;
+      return *this;
+    }
+    Iterator operator--(int) {
+      Iterator t = *this;
+      --i_;
+      return t;
+    }
+    Iterator& operator+=(difference_type n) {
+      i_ = static_cast<uint32_t>(static_cast<difference_type>(i_) + n);
+      return *this;
+    }
+    Iterator& operator-=(difference_type n) { return *this += -n; }
+    friend Iterator operator+(Iterator it, difference_type n) { return it += n; }
+    friend Iterator operator+(difference_type n, Iterator it) { return it += n; }
+    friend Iterator operator-(Iterator it, difference_type n) { return it -= n; }
+    friend difference_type operator-(const Iterator& a, const Iterator& b) {
+      return static_cast<difference_type>(a.i_) - static_cast<difference_type>(b.i_);
+    }
+    friend bool operator==(const Iterator& a, const Iterator& b) { return a.i_ == b.i_; }
+    friend auto operator<=>(const Iterator& a, const Iterator& b) { return a.i_ <=> b.i_; }
+
+   private:
+    const Block* b_ = nullptr;
+    uint32_t i_ = 0;
+  };
+
   Labels() = default;
   Labels(std::initializer_list<Label> init);
+  Labels(const Labels& o) noexcept;
+  Labels(Labels&& o) noexcept : b_(o.b_) { o.b_ = nullptr; }
+  Labels& operator=(const Labels& o) noexcept;
+  Labels& operator=(Labels&& o) noexcept;
+  ~Labels();
 
-  // Sets name=value, replacing an existing value. Keeps the set sorted.
+  // A set of `items` in any order; of two with the same name the later one wins (as set()).
+  [[nodiscard]] static Labels from(std::span<const Label> items);
+  // `items` already sorted by name, names unique (not checked beyond a debug assertion).
+  [[nodiscard]] static Labels from_sorted(std::span<const Label> items);
+
+  // Sets name=value, replacing an existing value. Keeps the set sorted. Builds a new block.
   void set(std::string_view name, std::string_view value);
   // Removes name; returns whether it was present.
   bool erase(std::string_view name);
   [[nodiscard]] std::optional<std::string_view> get(std::string_view name) const;
   [[nodiscard]] bool contains(std::string_view name) const { return get(name).has_value(); }
 
-  [[nodiscard]] size_t size() const { return items_.size(); }
-  [[nodiscard]] bool empty() const { return items_.empty(); }
-  [[nodiscard]] auto begin() const { return items_.begin(); }
-  [[nodiscard]] auto end() const { return items_.end(); }
-  void clear() { items_.clear(); }
-  void reserve(size_t n) { items_.reserve(n); }
+  [[nodiscard]] size_t size() const;
+  [[nodiscard]] bool empty() const { return size() == 0; }
+  [[nodiscard]] Iterator begin() const { return {b_, 0}; }
+  [[nodiscard]] Iterator end() const { return {b_, static_cast<uint32_t>(size())}; }
+  void clear();
+  void reserve(size_t) {}  // kept for callers; a block is sized when it is built
 
   // vmalert's alert/series identity: FNV-1a 64 over (name, value, 0xFF) for every label in
   // name order, skipping __name__.
   [[nodiscard]] uint64_t hash_without_name() const;
   // Prometheus text form: {a="x", b="y"}.
   [[nodiscard]] std::string to_string() const;
+  // Whether both hold the very same block (a copy, not just equal labels).
+  [[nodiscard]] bool shares_block_with(const Labels& o) const { return b_ == o.b_; }
+  // Heap bytes of the block (0 when empty), for memory accounting in tests and benchmarks.
+  [[nodiscard]] size_t block_bytes() const;
 
-  friend bool operator==(const Labels&, const Labels&) = default;
+  friend bool operator==(const Labels& a, const Labels& b);
 
  private:
-  std::vector<Label> items_;
+  explicit Labels(Block* b) : b_(b) {}
+  Block* b_ = nullptr;
 };
+
+// Builds a label set from views, then freezes it into a Labels with one allocation. The views
+// must stay valid until build(); names it makes itself (set_owned) live in the builder.
+// Reused across calls, it allocates nothing in the steady state.
+class LabelsBuilder {
+ public:
+  // Starts over with no labels.
+  void reset();
+  // Starts over from `ls` (views into its block: keep `ls` alive while building).
+  void reset(const Labels& ls);
+  void set(std::string_view name, std::string_view value);
+  // Like set, with a name built by the caller (e.g. "exported_" + k): the builder keeps it.
+  void set_owned(std::string name, std::string_view value);
+  bool erase(std::string_view name);
+  [[nodiscard]] std::optional<std::string_view> get(std::string_view name) const;
+  [[nodiscard]] size_t size() const { return items_.size(); }
+  [[nodiscard]] std::span<const Label> items() const { return items_; }
+  // Same hash as Labels::hash_without_name of the built set.
+  [[nodiscard]] uint64_t hash_without_name() const;
+  [[nodiscard]] Labels build() const { return Labels::from_sorted(items_); }
+  // Whether build() would equal `ls`.
+  [[nodiscard]] bool equals(const Labels& ls) const;
+
+ private:
+  std::vector<Label> items_;  // sorted by name, unique
+  std::deque<std::string> owned_;
+};
+
+// The block: header, 2 x size offsets (name i, value i) into the chars that follow, then the
+// chars. Value i ends where name i+1 begins (or at `chars`).
+struct Labels::Block {
+  std::atomic<uint32_t> refs;
+  uint32_t size;
+  uint32_t chars;
+  uint32_t reserved;
+  [[nodiscard]] const uint32_t* offs() const { return reinterpret_cast<const uint32_t*>(this + 1); }
+  [[nodiscard]] const char* data() const { return reinterpret_cast<const char*>(offs() + 2 * size); }
+  [[nodiscard]] Label at(uint32_t i) const {
+    const uint32_t* o = offs() + 2 * i;
+    const uint32_t end = i + 1 < size ? o[2] : chars;
+    return Label{{data() + o[0], o[1] - o[0]}, {data() + o[1], end - o[1]}};
+  }
+};
+
+inline Label Labels::Iterator::operator*() const { return b_->at(i_); }
+inline size_t Labels::size() const { return b_ == nullptr ? 0 : b_->size; }
 
 }  // namespace core

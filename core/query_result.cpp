@@ -35,10 +35,17 @@ std::optional<std::string_view> LabelsView::get(std::string_view name) const {
 }
 
 Labels LabelsView::to_labels() const {
-  Labels out;
-  out.reserve(size());
-  for (auto e : *this) out.set(e.name, e.value);
-  return out;
+  constexpr size_t kStack = 32;
+  if (size() > kStack) {
+    std::vector<Label> items;
+    items.reserve(size());
+    for (auto e : *this) items.push_back(Label{e.name, e.value});
+    return Labels::from(items);
+  }
+  Label items[kStack];
+  size_t n = 0;
+  for (auto e : *this) items[n++] = Label{e.name, e.value};
+  return Labels::from(std::span<const Label>(items, n));
 }
 
 void QueryResult::clear() {

@@ -34,8 +34,8 @@ class Encoder {
       ts->mutable_labels()->Reserve(static_cast<int>(s.labels.size()));
       for (const auto& l : s.labels) {
         auto* label = ts->add_labels();
-        label->set_name(l.name);
-        label->set_value(l.value);
+        label->set_name(l.name.data(), l.name.size());
+        label->set_value(l.value.data(), l.value.size());
       }
       auto* sample = ts->add_samples();
       sample->set_value(s.value);

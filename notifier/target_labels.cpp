@@ -58,7 +58,7 @@ core::Result<std::optional<TargetSpec>> build_target(std::string_view address,
   if (!relabel.apply(labels)) return std::optional<TargetSpec>{};
   std::vector<std::string> meta_names;
   for (const core::Label& l : labels) {
-    if (l.name.starts_with("__meta_")) meta_names.push_back(l.name);
+    if (l.name.starts_with("__meta_")) meta_names.emplace_back(l.name);
   }
   for (const auto& n : meta_names) labels.erase(n);
   if (labels.empty()) return std::optional<TargetSpec>{};

@@ -85,7 +85,7 @@ core::Result<ExecStats> RecordingRule::apply(const core::QueryResult& result, co
       }
       if (auto prev = ls.get(l.name); prev && *prev != l.value) {
         const std::string kept(*prev);  // set() may move what `prev` points into
-        ls.set("exported_" + l.name, kept);
+        ls.set("exported_" + std::string(l.name), kept);
       }
       ls.set(l.name, l.value);
     }
