@@ -106,8 +106,9 @@ bool render_into(const NamedTemplate& t, const templates::TemplateData& data,
 
 // vmalert labelSet.add: `v` overrides the series value in `processed`; a different series value
 // is kept as exported_<k>; origin keeps the series value. An empty value deletes the label.
-void add_extra_label(core::Labels& origin, core::Labels& processed, std::string_view k,
-                     std::string_view v) {
+// Both builders hold views: `k` and `v` must outlive the build.
+void add_extra_label(core::LabelsBuilder& origin, core::LabelsBuilder& processed,
+                     std::string_view k, std::string_view v) {
   if (v.empty()) {
     processed.erase(k);
     return;
@@ -121,8 +122,18 @@ void add_extra_label(core::Labels& origin, core::Labels& processed, std::string_
   if (*ov != v) {
     std::string key = "exported_";
     key.append(k);
-    processed.set(key, *ov);
+    processed.set_owned(std::move(key), *ov);
   }
+}
+
+// Whether `ls` holds exactly `names` (sorted, unique) with `values`.
+bool same_values(const core::Labels& ls, std::span<const core::Label> items) {
+  if (ls.size() != items.size()) return false;
+  size_t i = 0;
+  for (const core::Label l : ls) {
+    if (!(l == items[i++])) return false;
+  }
+  return true;
 }
 
 int64_t series_ts_ms(core::TimePoint ts) { return core::unix_seconds(ts) * 1000; }
@@ -170,16 +181,12 @@ struct AlertingRule::Impl {
   // Alert ID -> activeAt read back before the first round (remote-read restore).
   std::unordered_map<uint64_t, core::TimePoint> restore_hints;
 
-  // Scratch reused across rounds.
-  struct Expanded {
-    core::Labels origin;
-    core::Labels processed;
-    core::Labels annotations;
-    uint64_t id = 0;
-    double value = 0;
-  };
-  std::vector<Expanded> scratch;
-  std::vector<std::string> label_values;  // rendered rule labels of one series
+  // Scratch reused across rounds (one series at a time: nothing here grows with the result).
+  core::LabelsBuilder origin_b;
+  core::LabelsBuilder processed_b;
+  std::vector<std::string> label_values;       // rendered rule labels of one series
+  std::vector<std::string> annotation_values;  // rendered annotations of one series
+  std::vector<core::Label> annotation_items;
   std::unordered_set<uint64_t> updated;
 
   void record(RuleUpdate u) {
@@ -248,61 +255,8 @@ core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, cor
     return core::fail(std::move(msg));
   };
 
-  // Step 2: expand label, then annotation templates for every series, before touching state.
-  const size_t n = result.size();
-  if (s.scratch.size() < n) s.scratch.resize(n);
-  std::string buf;
-  for (size_t i = 0; i < n; ++i) {
-    auto& e = s.scratch[i];
-    e.origin = result.labels(i).to_labels();
-    e.processed = e.origin;
-    e.processed.erase(kMetricName);
-    e.value = result.samples(i).empty() ? 0.0 : result.value(i);
-
-    templates::TemplateData label_data;
-    label_data.labels = &e.origin;
-    label_data.value = e.value;
-    label_data.expr = s.expr;
-    label_data.type = {};  // label templates see only $labels, $value, $expr
-    // Rendered before any label is added, so every label template sees the series labels.
-    s.label_values.resize(s.label_tpls.size());
-    for (size_t k = 0; k < s.label_tpls.size(); ++k) {
-      render_into(s.label_tpls[k], label_data, env, s.label_values[k], stats.template_error,
-                  "label");
-    }
-    for (size_t k = 0; k < s.label_tpls.size(); ++k) {
-      add_extra_label(e.origin, e.processed, s.label_tpls[k].name, s.label_values[k]);
-    }
-    if (!s.name.empty()) add_extra_label(e.origin, e.processed, kAlertNameLabel, s.name);
-    if (!s.ctx.disable_alertgroup_label && !s.group_name.empty()) {
-      add_extra_label(e.origin, e.processed, kAlertGroupLabel, s.group_name);
-    }
-    e.id = e.processed.hash_without_name();
-
-    templates::TemplateData data;
-    data.labels = &e.origin;
-    data.value = e.value;
-    data.expr = s.expr;
-    data.type = s.type;
-    data.interval = s.ctx.group_interval;
-    data.alert_id = e.id;
-    data.group_id = s.group_id;
-    data.active_at = ts;
-    if (auto it = s.alerts.find(e.id);
-        it != s.alerts.end() && it->second.state != AlertState::inactive) {
-      data.active_at = it->second.active_at;
-    }
-    data.for_ = s.for_;
-    data.is_partial = result.is_partial;
-    // Same names every round (scratch is reset on update_from): set() reuses the value buffers.
-    for (const auto& t : s.annotation_tpls) {
-      render_into(t, data, env, buf, stats.template_error, "annotation");
-      e.annotations.set(t.name, buf);
-    }
-  }
-  if (stats.template_error) upd.error = stats.template_error->message;
-
-  // Step 3: drop alerts resolved more than resolvedRetention ago.
+  // Step 3 (vmalert's order is 2, 3, 4; 3 touches only inactive alerts and 2 reads only active
+  // ones, so it runs first here): drop alerts resolved more than resolvedRetention ago.
   for (auto it = s.alerts.begin(); it != s.alerts.end();) {
     if (it->second.state == AlertState::inactive && ts - it->second.resolved_at > kResolvedRetention) {
       it = s.alerts.erase(it);
@@ -311,43 +265,103 @@ core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, cor
     }
   }
 
-  // Step 4: update or create.
+  // Steps 2 and 4, one series at a time (no second copy of the whole result): expand label,
+  // then annotation templates, then update or create the alert. Expanding series j never reads
+  // what updating series i < j wrote (different alert IDs; an equal ID fails the round).
+  const size_t n = result.size();
   auto& updated = s.updated;
   updated.clear();
   updated.reserve(n);
+  auto& ob = s.origin_b;
+  auto& pb = s.processed_b;
+  s.label_values.resize(s.label_tpls.size());
+  s.annotation_values.resize(s.annotation_tpls.size());
   for (size_t i = 0; i < n; ++i) {
-    auto& e = s.scratch[i];
-    if (!updated.insert(e.id).second) {
-      return fail_round("labels " + go_map_string(e.processed) +
+    const double value = result.samples(i).empty() ? 0.0 : result.value(i);
+    // Views into `result`: valid through this iteration.
+    ob.reset();
+    for (auto e : result.labels(i)) ob.set(e.name, e.value);
+    const core::Labels series_labels = ob.build();
+
+    templates::TemplateData label_data;
+    label_data.labels = &series_labels;
+    label_data.value = value;
+    label_data.expr = s.expr;
+    label_data.type = {};  // label templates see only $labels, $value, $expr
+    // Rendered before any label is added, so every label template sees the series labels.
+    for (size_t k = 0; k < s.label_tpls.size(); ++k) {
+      render_into(s.label_tpls[k], label_data, env, s.label_values[k], stats.template_error,
+                  "label");
+    }
+    pb.reset(series_labels);
+    pb.erase(kMetricName);
+    for (size_t k = 0; k < s.label_tpls.size(); ++k) {
+      add_extra_label(ob, pb, s.label_tpls[k].name, s.label_values[k]);
+    }
+    if (!s.name.empty()) add_extra_label(ob, pb, kAlertNameLabel, s.name);
+    if (!s.ctx.disable_alertgroup_label && !s.group_name.empty()) {
+      add_extra_label(ob, pb, kAlertGroupLabel, s.group_name);
+    }
+    const uint64_t id = pb.hash_without_name();
+    if (!updated.insert(id).second) {
+      return fail_round("labels " + go_map_string(pb.build()) +
                         ": result contains metrics with the same labelset after applying rule "
                         "labels");
     }
-    auto it = s.alerts.find(e.id);
+    const core::Labels origin =
+        ob.size() == series_labels.size() ? series_labels : ob.build();
+
+    auto it = s.alerts.find(id);
+    templates::TemplateData data;
+    data.labels = &origin;
+    data.value = value;
+    data.expr = s.expr;
+    data.type = s.type;
+    data.interval = s.ctx.group_interval;
+    data.alert_id = id;
+    data.group_id = s.group_id;
+    data.active_at = ts;
+    if (it != s.alerts.end() && it->second.state != AlertState::inactive) {
+      data.active_at = it->second.active_at;
+    }
+    data.for_ = s.for_;
+    data.is_partial = result.is_partial;
+    s.annotation_items.clear();
+    for (size_t k = 0; k < s.annotation_tpls.size(); ++k) {
+      const auto& t = s.annotation_tpls[k];
+      render_into(t, data, env, s.annotation_values[k], stats.template_error, "annotation");
+      s.annotation_items.push_back(core::Label{t.name, s.annotation_values[k]});
+    }
+
     if (it != s.alerts.end()) {
       Alert& a = it->second;
       if (a.state == AlertState::inactive) {
         a.state = AlertState::pending;
         a.active_at = ts;
       }
-      a.value = e.value;
-      a.annotations = e.annotations;  // a copy reuses both buffers round after round
+      a.value = value;
+      // Unchanged annotations keep their block (shared with snapshots and notifications).
+      if (!same_values(a.annotations, s.annotation_items)) {
+        a.annotations = core::Labels::from(s.annotation_items);
+      }
       a.keep_firing_since = {};
       continue;
     }
     Alert a;
-    a.id = e.id;
+    a.id = id;
     a.state = AlertState::pending;
-    a.labels = std::move(e.processed);
-    a.annotations = std::move(e.annotations);
-    a.value = e.value;
+    a.labels = pb.build();
+    a.annotations = core::Labels::from(s.annotation_items);
+    a.value = value;
     a.active_at = ts;
-    if (auto hint = s.restore_hints.find(e.id); hint != s.restore_hints.end()) {
+    if (auto hint = s.restore_hints.find(id); hint != s.restore_hints.end()) {
       // Restored before the first round: pending since then, so it can fire right now.
       a.active_at = std::min(hint->second, ts);
       a.restored = true;
     }
-    s.alerts.emplace(e.id, std::move(a));
+    s.alerts.emplace(id, std::move(a));
   }
+  if (stats.template_error) upd.error = stats.template_error->message;
   s.restore_hints.clear();  // they apply to the first round only
 
   // Steps 5-6: alerts not seen this round; pending -> firing.
@@ -521,7 +535,6 @@ void AlertingRule::update_from(AlertingRule&& newer) {
   s.ctx = std::move(n.ctx);
   s.uses_query = n.uses_query;
   s.history = std::move(n.history);
-  s.scratch.clear();
 }
 
 void AlertingRule::update_from(Rule&& newer) {
@@ -595,12 +608,13 @@ RuleView AlertingRule::describe() const {
   v.debug = s.debug;
   v.update_entries_limit = s.entries_limit;
   v.updates = s.history.shared_newest_first();
+  v.alert_source_prefix = generator_url_prefix();
   for (const auto& [id, a] : s.alerts) {
     if (a.state == AlertState::inactive) continue;
     if (a.state == AlertState::pending) ++v.pending;
     if (a.state == AlertState::firing) ++v.firing;
     v.alerts.push_back(AlertView{a.id, a.state, a.labels, a.annotations, a.value, a.active_at,
-                                 a.restored, a.stabilizing(), generator_url(a.id)});
+                                 a.restored, a.stabilizing()});
   }
   return v;
 }
@@ -646,14 +660,17 @@ const UpdateHistory& AlertingRule::history() const { return impl_->history; }
 uint64_t AlertingRule::errors_total() const { return impl_->errors_total; }
 uint64_t AlertingRule::fired_total() const { return impl_->fired_total; }
 
-std::string AlertingRule::generator_url(uint64_t alert_id) const {
+std::string AlertingRule::generator_url_prefix() const {
   std::string url = impl_->ctx.external_url;
   while (!url.empty() && url.back() == '/') url.pop_back();
   url.append("/vmalert/alert?group_id=")
       .append(std::to_string(impl_->group_id))
-      .append("&alert_id=")
-      .append(std::to_string(alert_id));
+      .append("&alert_id=");
   return url;
+}
+
+std::string AlertingRule::generator_url(uint64_t alert_id) const {
+  return generator_url_prefix().append(std::to_string(alert_id));
 }
 
 }  // namespace rules
