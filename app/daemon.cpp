@@ -18,6 +18,7 @@
 #include "app/api.hpp"
 #include "app/asio_clock.hpp"
 #include "app/auth.hpp"
+#include "app/memory.hpp"
 #include "app/limits.hpp"
 #include "app/logging.hpp"
 #include "app/manager.hpp"
@@ -394,6 +395,7 @@ int dry_run(const Flags& flags) {
 
 
 int run(const Flags& flags) {
+  tune_malloc();
   if (!start_logging(flags)) return 2;
   // As Go programs do: the soft fd limit up to the hard one, so HTTP clients cannot starve
   // the datasource and Alertmanager connections of descriptors.
@@ -641,7 +643,10 @@ int run(const Flags& flags) {
   net::HttpServer server(
       http_io,
       [&guard, &api_handler](const net::ServerRequest& req) {
-        return guarded_request(guard, req, api_handler);
+        auto resp = guarded_request(guard, req, api_handler);
+        // What building a big answer freed goes back (the body itself is one mmap'd block).
+        memory_releaser().after_work();
+        return resp;
       },
       std::move(http_options));
   if (auto r = server.listen(flags.http_listen_addr); !r) {

@@ -7,13 +7,17 @@
 #include <thread>
 #include <utility>
 
+#include "app/memory.hpp"
 #include "core/duration.hpp"
 #include "rules/group_math.hpp"
 
 namespace app {
 
 struct GroupScheduler::Slot {
-  core::QueryResult result;  // reused across rounds: no steady-state allocations
+  // The answer of the query in flight for this rule, from the group's pool (result_pool_): held
+  // only from launch until the rule has been applied, so a group keeps at most `concurrency`
+  // results, not one per rule at its high-water mark.
+  std::unique_ptr<core::QueryResult> result;
   rules::EvalInfo info;
   std::chrono::steady_clock::time_point started{};
 };
@@ -184,6 +188,7 @@ void GroupScheduler::begin_round(core::TimePoint eval_ts) {
 void GroupScheduler::launch(size_t i) {
   ++in_flight_;
   Slot& slot = *slots_[i];
+  slot.result = take_result();
   slot.info = {};
   slot.info.started = deps_.clock.now();
   slot.info.curl = querier_->request_curl(group_->rule(i).expr(), times_.query_ts);
@@ -191,7 +196,7 @@ void GroupScheduler::launch(size_t i) {
   deps_.counters.execution_total.fetch_add(1, std::memory_order_relaxed);
   // The querier completes on the loop (possibly before query() returns, as fakes do).
   try {
-    querier_->query(group_->rule(i).expr(), times_.query_ts, slot.result,
+    querier_->query(group_->rule(i).expr(), times_.query_ts, *slot.result,
                     [self = shared_from_this(), i](std::optional<core::Error> err) {
                       LoopScope loop;
                       self->on_answer(i, std::move(err));
@@ -205,7 +210,7 @@ void GroupScheduler::launch(size_t i) {
 rules::RuleOutput GroupScheduler::evaluate(size_t i) {
   Slot& slot = *slots_[i];
   try {
-    return group_->on_result(i, slot.result, times_, template_env(times_.query_ts), slot.info);
+    return group_->on_result(i, *slot.result, times_, template_env(times_.query_ts), slot.info);
   } catch (const std::exception& e) {
     return group_->on_error(i, core::Error{std::string("internal error: ") + e.what()}, times_,
                             slot.info);
@@ -217,13 +222,13 @@ void GroupScheduler::on_answer(size_t i, std::optional<core::Error> err) {
   slot.info.duration =
       std::chrono::duration_cast<core::Duration>(deps_.clock.monotonic() - slot.started);
   if (stopping_ && !close_on_stop_) {
-    rule_done();
+    rule_done(i);
     return;
   }
   times_.now = deps_.clock.now();
   if (err) {
     deliver(i, group_->on_error(i, *err, times_, slot.info));
-    rule_done();
+    rule_done(i);
     return;
   }
   rules::Rule& rule = group_->rule(i);
@@ -234,13 +239,13 @@ void GroupScheduler::on_answer(size_t i, std::optional<core::Error> err) {
       self->deps_.clock.post([self, i, out]() mutable {
         LoopScope loop;
         self->deliver(i, std::move(*out));
-        self->rule_done();
+        self->rule_done(i);
       });
     });
     return;
   }
   deliver(i, evaluate(i));
-  rule_done();
+  rule_done(i);
 }
 
 void GroupScheduler::deliver(size_t i, rules::RuleOutput out) {
@@ -256,7 +261,24 @@ void GroupScheduler::deliver(size_t i, rules::RuleOutput out) {
   }
 }
 
-void GroupScheduler::rule_done() {
+std::unique_ptr<core::QueryResult> GroupScheduler::take_result() {
+  if (result_pool_.empty()) return std::make_unique<core::QueryResult>();
+  auto r = std::move(result_pool_.back());
+  result_pool_.pop_back();
+  return r;
+}
+
+void GroupScheduler::give_back_result(std::unique_ptr<core::QueryResult> r) {
+  if (!r) return;
+  // A result that once held a big answer is dropped rather than kept at that size for good;
+  // the usual small ones are reused (no allocations in the steady state).
+  if (r->capacity_bytes() > kKeepResultBytes) return;
+  r->clear();
+  result_pool_.push_back(std::move(r));
+}
+
+void GroupScheduler::rule_done(size_t i) {
+  if (i < slots_.size()) give_back_result(std::move(slots_[i]->result));
   --in_flight_;
   if (!stopping_ && next_rule_ < group_->size()) {
     launch(next_rule_++);
@@ -286,6 +308,8 @@ void GroupScheduler::end_round() {
   apply_pending_update();
   publish();
   if (deps_.state != nullptr) deps_.state->save(*group_);
+  // The previous snapshot and this round's answers are gone: give a spike's pages back.
+  memory_releaser().after_work();
   arm_next_round();
 }
 

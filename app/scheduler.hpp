@@ -91,7 +91,9 @@ class GroupScheduler : public std::enable_shared_from_this<GroupScheduler> {
   void on_answer(size_t i, std::optional<core::Error> err);
   [[nodiscard]] rules::RuleOutput evaluate(size_t i);
   void deliver(size_t i, rules::RuleOutput out);
-  void rule_done();
+  void rule_done(size_t i);
+  [[nodiscard]] std::unique_ptr<core::QueryResult> take_result();
+  void give_back_result(std::unique_ptr<core::QueryResult> r);
   void end_round();
   void arm_next_round();
   void arm_miss_watch(core::TimePoint at);
@@ -111,6 +113,9 @@ class GroupScheduler : public std::enable_shared_from_this<GroupScheduler> {
   std::unique_ptr<Timer> round_timer_;
   std::unique_ptr<Timer> miss_timer_;
   std::vector<std::unique_ptr<Slot>> slots_;
+  // Results not in use (at most the group's concurrency); see Slot::result.
+  std::vector<std::unique_ptr<core::QueryResult>> result_pool_;
+  static constexpr size_t kKeepResultBytes = 1 << 20;
 
   // The round in progress.
   bool round_active_ = false;

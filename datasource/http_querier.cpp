@@ -324,7 +324,10 @@ class State : public std::enable_shared_from_this<State> {
                             ": unknown result type \"" + name + "\"",
                         core::ErrorKind::bad_response};
     }
-    if (free_parsers_.size() < 16) free_parsers_.push_back(std::move(call.parser));
+    // A parser that had to buffer a big element is dropped, not kept at that size.
+    if (free_parsers_.size() < 16 && call.parser->buffered_bytes() <= (size_t{1} << 20)) {
+      free_parsers_.push_back(std::move(call.parser));
+    }
     QueryDone done = std::move(call.done);
     done(std::move(err));
   }
