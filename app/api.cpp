@@ -100,7 +100,9 @@ void append_alert(std::string& out, const GroupSnapshot& g, const RuleSnapshot& 
   out += ",\"expression\":";
   append_json_string(out, r.expr);
   out += ",\"source\":";
-  append_json_string(out, a.source);
+  std::string source = r.alert_source_prefix;
+  source.append(std::to_string(a.id));
+  append_json_string(out, source);
   out += ",\"restored\":";
   out += a.restored ? "true" : "false";
   out += ",\"stabilizing\":";

@@ -132,6 +132,8 @@ class AlertingRule final : public Rule {
   [[nodiscard]] uint64_t fired_total() const;
   // `<external_url>/vmalert/alert?group_id=G&alert_id=A`.
   [[nodiscard]] std::string generator_url(uint64_t alert_id) const;
+  // generator_url without the alert ID.
+  [[nodiscard]] std::string generator_url_prefix() const;
 
  private:
   struct Impl;

@@ -79,7 +79,9 @@ struct ExecStats {
   return u;
 }
 
-// A copy of one alert for the API and /metrics.
+// A copy of one alert for the API and /metrics. Labels and annotations share the alert's blocks
+// (core::Labels), so a snapshot costs a few dozen bytes per alert; its generatorURL is
+// RuleView::alert_source_prefix + id.
 struct AlertView {
   uint64_t id = 0;
   AlertState state = AlertState::pending;
@@ -89,7 +91,6 @@ struct AlertView {
   core::TimePoint active_at{};
   bool restored = false;
   bool stabilizing = false;
-  std::string source;  // generatorURL
 };
 
 // A copy of one rule's state for the API and /metrics.
@@ -114,6 +115,9 @@ struct RuleView {
   bool debug = false;
   int update_entries_limit = 20;
   std::vector<AlertView> alerts;  // pending and firing, by ID
+  // An alert's generatorURL ("source") is this followed by its ID:
+  // `<external_url>/vmalert/alert?group_id=G&alert_id=`.
+  std::string alert_source_prefix;
   // The update history, newest first (API /api/v1/rule "updates"); shared, immutable entries.
   std::vector<std::shared_ptr<const RuleUpdate>> updates;
 };

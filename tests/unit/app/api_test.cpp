@@ -27,7 +27,7 @@ std::shared_ptr<app::GroupSnapshot> sample_group() {
   a.annotations = core::Labels{{"summary", "line1\nline2"}};
   a.value = 104.5;
   a.active_at = core::from_unix_ms(1700000000000);
-  a.source = "http://x/vmalert/alert?group_id=42&alert_id=99";
+  r.alert_source_prefix = "http://x/vmalert/alert?group_id=42&alert_id=";
   r.alerts.push_back(a);
   g->rules.push_back(r);
   return g;
