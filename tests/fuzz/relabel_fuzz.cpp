@@ -100,7 +100,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         check(core::is_valid_label_name(l.name));
         if (action == A::hashmod) {
           check(l.name == c.target_label);
-          check(std::strtoull(l.value.c_str(), nullptr, 10) < c.modulus);
+          check(std::strtoull(std::string(l.value).c_str(), nullptr, 10) < c.modulus);
         }
       }
       break;
