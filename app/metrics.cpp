@@ -150,6 +150,11 @@ std::string render_metrics(const SnapshotStore& store, const GlobalCounters& c,
   for (const auto& g : groups)
     w.sample("vmalert_iteration_interval_seconds", {{"file", g->file}, {"group", g->name}},
              std::chrono::duration<double>(g->interval).count());
+  w.header("vmalert_group_rule_results_limit", "gauge",
+           "Maximum alerts or series per rule of a group (0 = no limit).");
+  for (const auto& g : groups)
+    w.sample("vmalert_group_rule_results_limit", {{"file", g->file}, {"group", g->name}},
+             static_cast<double>(g->limit));
   w.header("vmalert_iteration_duration_seconds", "summary", "Duration of evaluation rounds.");
   for (const auto& g : groups) {
     if (g->iteration_quantiles) {

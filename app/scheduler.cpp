@@ -433,6 +433,7 @@ void GroupScheduler::publish() {
   snap->eval_offset = spec.eval_offset;
   snap->eval_delay = spec.eval_delay;
   snap->concurrency = spec.effective_concurrency;
+  snap->limit = spec.effective_limit;
   snap->labels = spec.labels;
   snap->params = api_params(spec.params);
   snap->headers = api_headers(spec.headers);

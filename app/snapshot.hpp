@@ -34,6 +34,7 @@ struct GroupSnapshot {
   std::optional<core::Duration> eval_offset;
   std::optional<core::Duration> eval_delay;
   int concurrency = 1;
+  int limit = 0;  // effective: the group's `limit`, else -rule.resultsLimit; 0 = none
   core::Labels labels;
   // As vmalert's API shows them: "name=value" per query parameter, "Name: value" per header,
   // sorted by name (values of secret-looking headers hidden).

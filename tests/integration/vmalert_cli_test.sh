@@ -67,6 +67,7 @@ VM_rule_updateEntriesLimit=7 VM_flagsAuthKey=fkey VM_external_label=dc=x \
   -rule.evalDelay=0s \
   -group.maxStartDelay=1s \
   -configCheckInterval=30s \
+  -rule.resultsLimit=7 \
   -rule.validateExpressions \
   -rule.validateTemplates=true \
   -external.url=http://vmalert.example.com:8880 \
@@ -155,6 +156,7 @@ set -e
   fail "promtool check metrics: exit $rc: $(cat "$T/promtool.out")"
 for fam in vmalert_iteration_total vmalert_iteration_duration_seconds \
   vmalert_iteration_missed_total vmalert_iteration_reset_total vmalert_iteration_interval_seconds \
+  vmalert_group_rule_results_limit \
   vmalert_alerts_pending vmalert_alerts_firing vmalert_alerting_rules_errors_total \
   vmalert_alerting_rules_last_evaluation_samples vmalert_alerting_rules_last_evaluation_series_fetched \
   vmalert_recording_rules_errors_total vmalert_recording_rules_last_evaluation_samples \
@@ -170,6 +172,8 @@ for q in 0.5 0.9 0.97 0.99 1; do
   grep -Eq "^vmalert_iteration_duration_seconds\{file=\"[^\"]*\",group=\"cli\",quantile=\"$q\"\} [0-9.e-]+\$" \
     "$T/metrics.txt" || fail "no quantile $q of vmalert_iteration_duration_seconds"
 done
+grep -Eq '^vmalert_group_rule_results_limit\{file="[^"]*",group="cli"\} 7$' "$T/metrics.txt" ||
+  fail "vmalert_group_rule_results_limit: $(grep results_limit "$T/metrics.txt")"
 grep -q '^vmalert_alerts_firing{alertname="AlwaysOn",file="[^"]*",group="cli",id="[0-9]*"} 1$' \
   "$T/metrics.txt" || fail "vmalert_alerts_firing of AlwaysOn: $(grep alerts_firing "$T/metrics.txt")"
 rss=$(metric process_resident_memory_bytes)
