@@ -317,6 +317,9 @@ void StateFile::forget(uint64_t group_id) {
 }
 
 void StateFile::flush() {
+  // One write at a time: the writer thread and a caller (a test, shutdown) may both flush, and
+  // two writers of the same temporary file would interleave or rename it from under each other.
+  std::lock_guard write_lock(write_mu_);
   std::string text;
   {
     std::lock_guard lock(mu_);

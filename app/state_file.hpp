@@ -64,6 +64,7 @@ class StateFile final : public StateSink {
   core::Result<void> write_file(const std::string& text);
 
   std::string path_;
+  std::mutex write_mu_;  // held by flush() around encode + write_file
   mutable std::mutex mu_;
   std::condition_variable cv_;
   SavedState state_;                       // guarded by mu_
