@@ -23,6 +23,7 @@
 #include "app/logging.hpp"
 #include "app/manager.hpp"
 #include "app/notifier_set.hpp"
+#include "app/notifier_discovery.hpp"
 #include "app/notifier_targets.hpp"
 #include "app/replay.hpp"
 #include "app/secret_file.hpp"
@@ -314,15 +315,24 @@ std::vector<std::string> flag_problems(const std::vector<config::GroupSpec>& gro
                                            const Flags& flags) {
   std::vector<std::string> out;
   if (has_rules(groups, config::RuleKind::alerting) && flags.notifier_url.empty() &&
-      !flags.notifier_blackhole) {
+      !flags.notifier_blackhole && flags.notifier_config.empty()) {
     out.emplace_back(
-        "there are alerting rules but no -notifier.url or -notifier.blackhole: alerts would go "
-        "nowhere");
+        "there are alerting rules but no -notifier.url, -notifier.config or -notifier.blackhole: "
+        "alerts would go nowhere");
   }
   if (has_rules(groups, config::RuleKind::recording) && !remote_write_configured(flags)) {
     out.emplace_back("config contains recording rules but -remoteWrite.url isn't set");
   }
   return out;
+}
+
+// -notifier.url, -notifier.config and -notifier.blackhole are mutually exclusive (vmalert).
+std::optional<std::string> notifier_mode_problem(const Flags& flags) {
+  const int modes = (flags.notifier_url.empty() ? 0 : 1) + (flags.notifier_blackhole ? 1 : 0) +
+                    (flags.notifier_config.empty() ? 0 : 1);
+  if (modes <= 1) return std::nullopt;
+  return std::string(
+      "only one of -notifier.url, -notifier.config and -notifier.blackhole may be set");
 }
 
 // The logger from the -logger* flags, then one warning per vmalert flag alertd ignores.
@@ -367,6 +377,17 @@ int dry_run(const Flags& flags) {
     std::fprintf(stderr, "-dryRun: no groups found in %s\n",
                  flags.rule.size() == 1 ? flags.rule.front().c_str() : "the -rule paths");
     return 1;
+  }
+  if (auto err = notifier_mode_problem(flags)) {
+    std::fprintf(stderr, "%s\n", err->c_str());
+    return 1;
+  }
+  if (!flags.notifier_config.empty()) {
+    if (auto state = load_notifier_state(flags.notifier_config); !state) {
+      std::fprintf(stderr, "%s\n-dryRun: notifier config is invalid\n",
+                   state.error().message.c_str());
+      return 1;
+    }
   }
   // Problems that depend on the other flags (no notifier, recording rules without remote
   // write) are errors when the command line is the daemon's (it names a datasource), warnings
@@ -415,6 +436,19 @@ int run(const Flags& flags) {
     spdlog::critical("-datasource.url is empty: alertd needs a Prometheus-compatible datasource");
     return 1;
   }
+  if (auto err = notifier_mode_problem(flags)) {
+    spdlog::critical("{}", *err);
+    return 1;
+  }
+  std::shared_ptr<const NotifierConfigState> notifier_state;
+  if (!flags.notifier_config.empty()) {
+    auto state = load_notifier_state(flags.notifier_config);
+    if (!state) {
+      spdlog::critical("{}", state.error().message);
+      return 1;
+    }
+    notifier_state = std::move(*state);
+  }
   auto initial = load_config(flags);
   if (!initial) {
     spdlog::critical("{}", initial.error().message);
@@ -451,6 +485,24 @@ int run(const Flags& flags) {
   }
   NotifierSet notifiers;
   notifiers.set((*notifier_clients)->notifiers());
+  // -notifier.config: targets from the file and its discovery, swapped in by a thread of its own.
+  std::unique_ptr<NotifierPool> notifier_pool;
+  std::unique_ptr<NotifierDiscovery> discovery;
+  if (notifier_state) {
+    auto delivery = delivery_options(flags);
+    if (!delivery) {
+      spdlog::critical("{}", delivery.error().message);
+      return 1;
+    }
+    notifier_pool = std::make_unique<NotifierPool>(
+        clock, std::move(*delivery), flags.notifier_show_url, [&io](const net::TlsOptions& tls) {
+          net::ClientOptions o;
+          o.tls = tls;
+          return std::make_unique<net::HttpClient>(io, o);
+        });
+    discovery = std::make_unique<NotifierDiscovery>(clock, *notifier_pool, notifiers);
+    discovery->start(notifier_state);
+  }
   // -remoteWrite.url: recording results and ALERTS / ALERTS_FOR_STATE; otherwise series are not
   // even built (GroupContext::emit_series) and the null writer stands in.
   datasource::NullSeriesWriter null_series;
@@ -546,11 +598,19 @@ int run(const Flags& flags) {
     if (reload_thread.joinable()) reload_thread.join();
     reload_thread = std::thread([&, periodic] {
       auto loaded = std::make_shared<core::Result<LoadedConfig>>(load_config(flags));
-      asio::post(io, [&, loaded, periodic] {
+      auto notifier_loaded =
+          std::make_shared<core::Result<std::shared_ptr<const NotifierConfigState>>>(
+              std::shared_ptr<const NotifierConfigState>());
+      if (!flags.notifier_config.empty()) {
+        *notifier_loaded = load_notifier_state(flags.notifier_config);
+      }
+      asio::post(io, [&, loaded, notifier_loaded, periodic] {
         reload_running = false;
         std::optional<std::string> err;
         if (!*loaded) {
           err = loaded->error().message;
+        } else if (!*notifier_loaded) {
+          err = notifier_loaded->error().message;
         } else {
           err = report_load(flags, (*loaded)->rules);
           if (!err) {
@@ -567,6 +627,18 @@ int run(const Flags& flags) {
             err = applied.error().message;
           } else {
             changed = changed || applied->started + applied->updated + applied->stopped > 0;
+            // The notifier config: a changed file replaces the state; either way the targets
+            // are discovered again (file_sd files re-read); unchanged targets keep their queue.
+            if (discovery && **notifier_loaded) {
+              auto current = discovery->state();
+              if ((**notifier_loaded)->config.checksum != current->config.checksum) {
+                spdlog::info("-notifier.config={} changed: applying it", flags.notifier_config);
+                discovery->reload(std::move(**notifier_loaded));
+                changed = true;
+              } else {
+                discovery->reload(std::move(current));
+              }
+            }
             if (changed) {
               spdlog::info(
                   "configuration reloaded: {} group(s) started, {} updated, {} unchanged, {} "
@@ -709,6 +781,8 @@ int run(const Flags& flags) {
     asio::post(http_io, [&server] { server.stop(); });
     ds_http.close();
     (*notifier_clients)->close();
+    if (discovery) discovery->stop();
+    if (notifier_pool) notifier_pool->close();
     if (rr_http) rr_http->close();
     signals.cancel();
     // Anything still in flight gets 4 s, then the loop is stopped: exit within 5 s.

@@ -98,6 +98,7 @@ struct Flags {
   // Notifier.
   std::vector<std::string> notifier_url;
   bool notifier_blackhole = false;
+  std::string notifier_config;  // -notifier.config: targets from a file (app/notifier_discovery)
   core::Duration notifier_send_timeout = std::chrono::seconds(10);
   // Delivery queue per Alertmanager (notifier/delivery_queue.hpp); new in alertd.
   int notifier_max_queue_size = 10'000;

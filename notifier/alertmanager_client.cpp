@@ -38,7 +38,7 @@ std::string alertmanager_post_url(std::string_view base) {
 
 AlertmanagerClient::AlertmanagerClient(net::Transport& http, AlertmanagerTarget target)
     : http_(http), target_(std::move(target)) {
-  post_url_ = alertmanager_post_url(target_.url);
+  post_url_ = target_.full_url ? target_.url : alertmanager_post_url(target_.url);
   addr_ = target_.show_url ? post_url_ : net::redact_url_secrets(post_url_);
   if (!target_.basic_auth_username.empty() || !target_.basic_auth_password.empty()) {
     auth_header_ =

@@ -31,6 +31,8 @@ struct AlertmanagerTarget {
   // "/api/v2/alerts" is appended to its path, before any query string (alertmanager_post_url).
   // Userinfo in it is sent as basic auth unless an Authorization header is configured.
   std::string url;
+  // -notifier.config: `url` is already the POST URL (notifier::build_target), nothing appended.
+  bool full_url = false;
   // -notifier.showURL: addr(), metrics, logs and errors show the URL with its secrets.
   bool show_url = false;
   std::chrono::milliseconds timeout{10000};  // -notifier.sendTimeout

@@ -114,7 +114,6 @@ TEST_CASE("flags that would change behaviour are refused when set, accepted at d
       {"-clusterMode", false},
       {"-datasource.oauth2.clientID=x", false},
       {"-notifier.oauth2.clientID=x", false},
-      {"-notifier.config=/etc/notifier.yml", false},
       {"-external.alert.source=explore", false},
       {"-remoteRead.disablePathAppend", false},
       {"-httpListenAddr.useProxyProtocol", false},

@@ -1,0 +1,174 @@
+// -notifier.config wiring: targets from a config file and its file_sd files, relabeling per
+// target, and a refresh that keeps the queues of targets that stay.
+#include "app/notifier_discovery.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "tests/fakes/fake_transport.hpp"
+#include "tests/fakes/manual_loop.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct TempDir {
+  TempDir() {
+    path = fs::temp_directory_path() /
+           ("alertd-nd-" + std::to_string(reinterpret_cast<uintptr_t>(this)));
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  std::string write(const std::string& name, const std::string& text) const {
+    const auto p = (path / name).string();
+    std::ofstream(p, std::ios::binary) << text;
+    return p;
+  }
+  fs::path path;
+};
+
+notifier::Alert alert(core::Labels labels) {
+  notifier::Alert a;
+  a.labels = std::move(labels);
+  a.starts_at = core::from_unix_ms(1'700'000'000'000);
+  return a;
+}
+
+// The pool with one FakeTransport per target, kept here to look at the requests.
+struct Rig {
+  fakes::ManualLoop loop;
+  std::vector<fakes::FakeTransport*> transports;
+  app::NotifierPool pool{loop, notifier::DeliveryOptions{}, false,
+                         [this](const net::TlsOptions&) {
+                           auto t = std::make_unique<fakes::FakeTransport>();
+                           transports.push_back(t.get());
+                           return t;
+                         }};
+  ~Rig() { pool.close(); }
+};
+
+std::string body_of(const fakes::FakeTransport& t) {
+  std::string all;
+  for (const auto& r : t.requests) all += r.url + " " + r.body + "\n";
+  return all;
+}
+
+}  // namespace
+
+TEST_CASE("notifier config: static and file_sd targets with relabeling", "[app][notifier]") {
+  TempDir dir;
+  dir.write("am.json", R"([{"targets": ["am2:9093", "am3:9093"], "labels": {"dc": "east"}}])");
+  const auto cfg = dir.write("notifier.yml", R"YML(
+path_prefix: /prefix
+static_configs:
+  - targets: ["am1:9093"]
+    alert_relabel_configs:
+      - {target_label: to, replacement: am1}
+file_sd_configs:
+  - files: ["am.json"]
+    alert_relabel_configs:
+      - {source_labels: [severity], regex: debug, action: drop}
+relabel_configs:
+  - {source_labels: [__address__], regex: "am3:.*", action: drop}
+  - {source_labels: [__meta_filepath], regex: ".*/(.*)", target_label: file}
+alert_relabel_configs:
+  - {target_label: via, replacement: alertd}
+)YML");
+  auto state = app::load_notifier_state(cfg);
+  REQUIRE(state);
+  app::FileSdCache cache;
+  std::vector<std::string> errors;
+  auto found = app::discover_targets(**state, cache, errors);
+  CHECK(errors.empty());
+  REQUIRE(found.size() == 2);  // am3 dropped by relabel_configs
+  CHECK(found[0].kind == "static");
+  CHECK(found[0].spec.url == "http://am1:9093/prefix/api/v2/alerts");
+  CHECK(found[1].kind == "fileSD");
+  CHECK(found[1].spec.url == "http://am2:9093/prefix/api/v2/alerts");
+  CHECK(found[1].spec.labels.get("dc") == "east");
+  CHECK(found[1].spec.labels.get("file") == "am.json");
+  CHECK_FALSE(found[1].spec.labels.contains("__meta_filepath"));
+
+  Rig rig;
+  auto list = rig.pool.update(*state, found, errors);
+  CHECK(errors.empty());
+  REQUIRE(list.size() == 2);
+  CHECK(list[0]->kind() == "static");
+  CHECK(list[1]->kind() == "fileSD");
+  CHECK(list[1]->target_labels().get("dc") == "east");
+  CHECK(list[0]->addr() == "http://am1:9093/prefix/api/v2/alerts");
+
+  for (const auto& n : list) {
+    n->send_owned({alert({{"alertname", "A"}, {"severity", "debug"}}),
+                   alert({{"alertname", "B"}, {"severity", "page"}})},
+                  {}, nullptr);
+    n->flush();
+  }
+  rig.loop.run_ready();
+  REQUIRE(rig.transports.size() == 2);
+  const auto am1 = body_of(*rig.transports[0]);
+  const auto am2 = body_of(*rig.transports[1]);
+  INFO(am1);
+  INFO(am2);
+  // am1: both alerts, each with the global and its group's label.
+  CHECK(am1.find("http://am1:9093/prefix/api/v2/alerts ") == 0);
+  CHECK(am1.find(R"("alertname":"A")") != std::string::npos);
+  CHECK(am1.find(R"("alertname":"B")") != std::string::npos);
+  CHECK(am1.find(R"("to":"am1")") != std::string::npos);
+  CHECK(am1.find(R"("via":"alertd")") != std::string::npos);
+  // am2: the debug alert dropped by the file_sd group's rules; no "to" label.
+  CHECK(am2.find(R"("alertname":"A")") == std::string::npos);
+  CHECK(am2.find(R"("alertname":"B")") != std::string::npos);
+  CHECK(am2.find(R"("to":)") == std::string::npos);
+  CHECK(am2.find(R"("via":"alertd")") != std::string::npos);
+}
+
+TEST_CASE("notifier config: a refresh keeps the queue of a target that stays",
+          "[app][notifier]") {
+  TempDir dir;
+  const auto sd = dir.write("am.yml", "- targets: [am1:9093, am2:9093]\n");
+  const auto cfg = dir.write("notifier.yml", "file_sd_configs:\n  - files: [am.yml]\n");
+  auto state = app::load_notifier_state(cfg);
+  REQUIRE(state);
+  app::FileSdCache cache;
+  std::vector<std::string> errors;
+  Rig rig;
+  auto first = rig.pool.update(*state, app::discover_targets(**state, cache, errors), errors);
+  REQUIRE(first.size() == 2);
+  // Queued (not flushed) on both.
+  for (const auto& n : first) n->send_owned({alert({{"alertname", "Q"}})}, {}, nullptr);
+  CHECK(first[0]->stats().queued == 1);
+
+  // am2 goes, am3 comes; a broken file later keeps the last good targets.
+  dir.write("am.yml", "- targets: [am1:9093, am3:9093]\n");
+  auto second = rig.pool.update(*state, app::discover_targets(**state, cache, errors), errors);
+  CHECK(errors.empty());
+  REQUIRE(second.size() == 2);
+  CHECK(second[0]->addr() == "http://am1:9093/api/v2/alerts");
+  CHECK(second[1]->addr() == "http://am3:9093/api/v2/alerts");
+  CHECK(second[0]->stats().queued == 1);  // the same queue: the alert is still there
+  CHECK(second[1]->stats().queued == 0);
+  CHECK(first[1]->stats().dropped == 1);  // am2's queue closed, its alert counted
+  CHECK(rig.transports.size() == 3);      // only am3 got a new client
+
+  dir.write("am.yml", "- targets: [am1:9093\n");
+  auto third = rig.pool.update(*state, app::discover_targets(**state, cache, errors), errors);
+  CHECK(errors.size() == 1);
+  CHECK(third.size() == 2);
+  CHECK(third[0]->stats().queued == 1);
+}
+
+TEST_CASE("notifier config: load errors name file, line and column", "[app][notifier]") {
+  TempDir dir;
+  const auto cfg = dir.write("notifier.yml",
+                             "static_configs:\n  - targetz: [am1]\n"
+                             "dns_sd_configs:\n  - names: [_am._tcp.example.com]\n");
+  auto state = app::load_notifier_state(cfg);
+  REQUIRE_FALSE(state);
+  CHECK_THAT(state.error().message, Catch::Contains(cfg + ":2:5: "));
+  CHECK_THAT(state.error().message, Catch::Contains("unknown field \"targetz\""));
+}
