@@ -4,8 +4,8 @@
 // Session loop: wait for the next request (idle_timeout on a keep-alive connection, nothing on a
 // fresh one), read the header (header_timeout), read the body (body_timeout, body_limit), call
 // the handler synchronously, write the response (write_timeout), loop while keep-alive. The
-// accept loop enforces max_connections: over it, the longest-idle keep-alive session is closed
-// to make room, or the new connection gets a 503 (at most kMaxRejecting of those at once; the
+// accept loop enforces max_connections: over it, the longest-idle session (keep-alive, or fresh
+// and silent so far) is closed to make room, or the new connection gets a 503 (at most kMaxRejecting of those at once; the
 // rest are closed without an answer). stop() closes the acceptor and every open session.
 #include "net/http_server.hpp"
 
@@ -284,22 +284,34 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     beast::error_code ec;
     const ServerOptions& o = self->options_;
     for (bool first = true; !self->stopped_ && !ref.closing; first = false) {
-      // Keep-alive: wait for the first byte of the next request (idle_timeout); the header
-      // deadline starts with it. A fresh connection starts on the header deadline at once.
-      if (!first && buffer.size() == 0) {
+      // Wait for the first byte of the next request. Keep-alive: up to idle_timeout, and the
+      // header deadline starts with that byte. A fresh connection: its header deadline runs
+      // from the accept. Either way the session is idle meanwhile, so over the cap it can be
+      // evicted: otherwise connections that never send a byte (1,100 of them, each reopened
+      // when its deadline closed it) kept /-/healthy answering 503.
+      const auto header_deadline = SteadyClock::now() + o.header_timeout;
+      if (buffer.size() == 0) {
         ref.idle = true;
         ref.idle_since = SteadyClock::now();
-        stream.expires_after(o.idle_timeout);
+        if (first) {
+          stream.expires_at(header_deadline);
+        } else {
+          stream.expires_after(o.idle_timeout);
+        }
         const size_t n = co_await stream.async_read_some(
             buffer.prepare(4096), asio::redirect_error(asio::use_awaitable, ec));
         buffer.commit(n);
         ref.idle = false;
-        if (ec || ref.closing) break;  // EOF, idle timeout, evicted, stop()
+        if (ec || ref.closing) break;  // EOF, idle or header timeout, evicted, stop()
       }
       http::request_parser<http::string_body> parser;
       parser.header_limit(o.header_limit);
       parser.body_limit(o.body_limit);
-      stream.expires_after(o.header_timeout);
+      if (first) {
+        stream.expires_at(header_deadline);
+      } else {
+        stream.expires_after(o.header_timeout);
+      }
       co_await http::async_read_header(stream, buffer, parser,
                                        asio::redirect_error(asio::use_awaitable, ec));
       if (!ec && !parser.is_done()) {

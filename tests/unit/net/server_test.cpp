@@ -144,8 +144,9 @@ TEST_CASE("server: over the connection cap a new connection gets 503, others are
   o.header_timeout = 10s;
   ServerThread st(o);
   CHECK(st.server().max_connections() == 3);
-  // Three connections that have not sent a request yet: busy, not idle.
+  // Three connections in the middle of a request header: busy, not idle.
   Client a(st.port()), b(st.port()), c(st.port());
+  for (Client* cl : {&a, &b, &c}) cl->send("GET /partial HTTP/1.1\r\n");
   REQUIRE(eventually([&] { return st.server().open_connections() == 3; }));
 
   Client over(st.port());
@@ -157,10 +158,31 @@ TEST_CASE("server: over the connection cap a new connection gets 503, others are
   CHECK(st.server().connections_rejected() == 1);
 
   // The three admitted ones are still served.
-  a.send(get("/a"));
+  a.send("Host: x\r\n\r\n");
   const auto ra = a.read_response();
   CHECK(status_of(ra) == 200);
-  CHECK_THAT(*ra, Catch::EndsWith("ok /a"));
+  CHECK_THAT(*ra, Catch::EndsWith("ok /partial"));
+}
+
+TEST_CASE("server: at the cap a connection that has sent nothing yet makes room",
+          "[net][server]") {
+  net::ServerOptions o;
+  o.max_connections = 2;
+  o.header_timeout = 10s;
+  ServerThread st(o);
+  Client silent(st.port());
+  std::this_thread::sleep_for(20ms);  // the older of the two
+  Client busy(st.port());
+  busy.send("GET /busy HTTP/1.1\r\n");
+  REQUIRE(eventually([&] { return st.server().open_connections() == 2; }));
+
+  Client fresh(st.port());
+  fresh.send(get("/fresh"));
+  CHECK(status_of(fresh.read_response()) == 200);
+  CHECK(silent.closed_by_server());
+  CHECK(st.server().connections_rejected() == 0);
+  busy.send("Host: x\r\n\r\n");
+  CHECK(status_of(busy.read_response()) == 200);
 }
 
 TEST_CASE("server: at the cap the longest-idle keep-alive connection makes room",
@@ -171,6 +193,7 @@ TEST_CASE("server: at the cap the longest-idle keep-alive connection makes room"
   o.idle_timeout = 10s;
   ServerThread st(o);
   Client idle(st.port()), busy(st.port());
+  busy.send("GET /busy HTTP/1.1\r\n");  // mid-request: not idle
   idle.send(get("/first"));
   REQUIRE(status_of(idle.read_response()) == 200);  // now idle on keep-alive
   REQUIRE(eventually([&] { return st.server().open_connections() == 2; }));
@@ -181,7 +204,7 @@ TEST_CASE("server: at the cap the longest-idle keep-alive connection makes room"
   CHECK(idle.closed_by_server());
   CHECK(st.server().connections_rejected() == 0);
   // `busy` (mid-request, not idle) kept its place and is served.
-  busy.send(get("/busy"));
+  busy.send("Host: x\r\n\r\n");
   CHECK(status_of(busy.read_response()) == 200);
 }
 
