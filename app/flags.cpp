@@ -287,7 +287,7 @@ const std::vector<FlagDef>& flag_defs() {
        STR(notifier_config)},
       {"notifier.sendTimeout", Kind::duration, "10s", "Deadline of one notification request.",
        DUR(notifier_send_timeout)},
-      {"notifier.maxQueueSize", Kind::integer, "10000",
+      {"notifier.maxQueueSize", Kind::integer, "100000",
        "Alerts queued per Alertmanager; when full, the oldest are dropped.",
        INT(notifier_max_queue_size)},
       {"notifier.maxBatchSize", Kind::integer, "1000", "Alerts per request to an Alertmanager.",

@@ -194,7 +194,7 @@ TEST_CASE("delivery queue flags: defaults, bounds, retryMaxTime at least two res
   REQUIRE(f);
   auto o = app::delivery_options(*f);
   REQUIRE(o);
-  CHECK(o->max_queue_size == 10'000);
+  CHECK(o->max_queue_size == 100'000);
   CHECK(o->max_batch_size == 1'000);
   CHECK(o->concurrency == 1);
   CHECK(o->retry_min_interval == std::chrono::seconds(1));
