@@ -101,7 +101,7 @@ struct Flags {
   std::string notifier_config;  // -notifier.config: targets from a file (app/notifier_discovery)
   core::Duration notifier_send_timeout = std::chrono::seconds(10);
   // Delivery queue per Alertmanager (notifier/delivery_queue.hpp); new in alertd.
-  int notifier_max_queue_size = 10'000;
+  int notifier_max_queue_size = 100'000;
   int notifier_max_batch_size = 1'000;
   int notifier_concurrency = 1;
   core::Duration notifier_retry_min_interval = std::chrono::seconds(1);
