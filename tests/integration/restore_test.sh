@@ -42,6 +42,9 @@ cat >"$T/rules.yml" <<'YML'
 groups:
   - name: restore
     interval: 10s
+    # Unaligned: with alignment the round's time is rounded down to the 10 s grid, up to 10 s
+    # before now, where activeAt (5 s old) may not yet be 4 s in the past.
+    eval_alignment: false
     rules:
       - alert: Restored
         expr: vector(1)
