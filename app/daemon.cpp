@@ -383,7 +383,7 @@ int dry_run(const Flags& flags) {
     return 1;
   }
   if (!flags.notifier_config.empty()) {
-    if (auto state = load_notifier_state(flags.notifier_config); !state) {
+    if (auto state = load_notifier_state(flags.notifier_config, flags.notifier_dns_server); !state) {
       std::fprintf(stderr, "%s\n-dryRun: notifier config is invalid\n",
                    state.error().message.c_str());
       return 1;
@@ -442,7 +442,7 @@ int run(const Flags& flags) {
   }
   std::shared_ptr<const NotifierConfigState> notifier_state;
   if (!flags.notifier_config.empty()) {
-    auto state = load_notifier_state(flags.notifier_config);
+    auto state = load_notifier_state(flags.notifier_config, flags.notifier_dns_server);
     if (!state) {
       spdlog::critical("{}", state.error().message);
       return 1;
@@ -602,7 +602,7 @@ int run(const Flags& flags) {
           std::make_shared<core::Result<std::shared_ptr<const NotifierConfigState>>>(
               std::shared_ptr<const NotifierConfigState>());
       if (!flags.notifier_config.empty()) {
-        *notifier_loaded = load_notifier_state(flags.notifier_config);
+        *notifier_loaded = load_notifier_state(flags.notifier_config, flags.notifier_dns_server);
       }
       asio::post(io, [&, loaded, notifier_loaded, periodic] {
         reload_running = false;

@@ -285,6 +285,10 @@ const std::vector<FlagDef>& flag_defs() {
        "Path to a notifier config file (static_configs, file_sd_configs, relabeling), reloaded "
        "with the rules. Excludes -notifier.url and -notifier.blackhole.",
        STR(notifier_config)},
+      {"notifier.dnsServer", Kind::string, "",
+       "alertd only: IPv4:port of the DNS server dns_sd_configs names are resolved with; empty "
+       "means the system resolver (/etc/resolv.conf).",
+       STR(notifier_dns_server)},
       {"notifier.sendTimeout", Kind::duration, "10s", "Deadline of one notification request.",
        DUR(notifier_send_timeout)},
       {"notifier.maxQueueSize", Kind::integer, "100000",
@@ -591,7 +595,7 @@ const std::vector<PassiveFlag>& passive_flag_defs() {
       {"promscrape.discovery.concurrentWaitTime", Kind::duration, "1m", Support::warn,
        "alertd discovers notifier targets on one thread"},
       {"promscrape.dnsSDCheckInterval", Kind::duration, "30s", Support::warn,
-       "alertd has no DNS service discovery yet"},
+       "alertd refreshes each dns_sd_configs entry every refresh_interval"},
       {"pushmetrics.disableCompression", Kind::boolean, "false", Support::warn, kPushMetrics},
       {"pushmetrics.extraLabel", Kind::array, "", Support::warn, kPushMetrics},
       {"pushmetrics.header", Kind::array, "", Support::warn, kPushMetrics},

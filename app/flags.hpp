@@ -99,6 +99,7 @@ struct Flags {
   std::vector<std::string> notifier_url;
   bool notifier_blackhole = false;
   std::string notifier_config;  // -notifier.config: targets from a file (app/notifier_discovery)
+  std::string notifier_dns_server;  // -notifier.dnsServer (alertd): IPv4:port for dns_sd_configs
   core::Duration notifier_send_timeout = std::chrono::seconds(10);
   // Delivery queue per Alertmanager (notifier/delivery_queue.hpp); new in alertd.
   int notifier_max_queue_size = 100'000;

@@ -7,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "app/dns_lookup.hpp"
 #include "app/secret_file.hpp"
 #include "config/glob.hpp"
 #include "notifier/alertmanager_client.hpp"
@@ -82,7 +83,7 @@ std::optional<std::string> unsupported(const config::HttpClientConfig& http,
 }  // namespace
 
 core::Result<std::shared_ptr<const NotifierConfigState>> load_notifier_state(
-    const std::string& path) {
+    const std::string& path, const std::string& dns_server) {
   config::NotifierConfigOptions options;
   options.check_relabel = [](const core::RelabelConfig& c) {
     return notifier::check_relabel_config(c);
@@ -98,7 +99,9 @@ core::Result<std::shared_ptr<const NotifierConfigState>> load_notifier_state(
       if (auto u = unsupported(s.http, where(s.pos, "static_configs: "))) errors.push_back(*u);
     }
     for (const auto& d : c.dns_sd_configs) {
-      errors.push_back(where(d.pos, "dns_sd_configs are not supported yet"));
+      if (d.type == config::DnsRecordType::mx) {
+        errors.push_back(where(d.pos, "dns_sd_configs: type MX is not supported yet"));
+      }
     }
     for (const auto& d : c.consul_sd_configs) {
       errors.push_back(where(d.pos, "consul_sd_configs are not supported yet"));
@@ -116,6 +119,8 @@ core::Result<std::shared_ptr<const NotifierConfigState>> load_notifier_state(
     add(c.alert_relabel_configs, state->alert_relabel);
     for (const auto& s : c.static_configs) add(s.alert_relabel_configs, state->static_alert_relabel.emplace_back());
     for (const auto& f : c.file_sd_configs) add(f.alert_relabel_configs, state->file_sd_alert_relabel.emplace_back());
+    for (const auto& d : c.dns_sd_configs) add(d.alert_relabel_configs, state->dns_sd_alert_relabel.emplace_back());
+    state->dns_server = dns_server;
     state->config = std::move(c);
   }
   if (!errors.empty()) {
@@ -183,6 +188,36 @@ std::vector<DiscoveredTarget> discover_targets(const NotifierConfigState& state,
           for (const auto& t : g.targets) {
             add("fileSD", t, meta, &c.http, &state.file_sd_alert_relabel[i]);
           }
+        }
+      }
+    }
+  }
+  for (size_t i = 0; i < c.dns_sd_configs.size(); ++i) {
+    const auto& d = c.dns_sd_configs[i];
+    for (const auto& name : d.names) {
+      const std::string key = "dns:" + std::string(config::to_string(d.type)) + ":" + name;
+      seen_files.insert(key);
+      auto found = dns_lookup(name, d.type, d.port.value_or(0), state.dns_server);
+      if (found) {
+        std::vector<config::TargetGroup> groups;
+        for (const auto& t : *found) {
+          config::TargetGroup g;
+          g.targets.push_back(t.host + ":" + std::to_string(t.port));
+          g.labels.set("__meta_dns_name", name);
+          if (d.type == config::DnsRecordType::srv) {
+            g.labels.set("__meta_dns_srv_record_target", t.host);
+            g.labels.set("__meta_dns_srv_record_port", std::to_string(t.port));
+          }
+          groups.push_back(std::move(g));
+        }
+        cache[key] = std::move(groups);
+      } else {
+        errors.push_back(found.error().message);
+        if (!cache.contains(key)) continue;
+      }
+      for (const auto& g : cache[key]) {
+        for (const auto& t : g.targets) {
+          add("dnsSD", t, g.labels, &c.http, &state.dns_sd_alert_relabel[i]);
         }
       }
     }
@@ -361,6 +396,9 @@ void NotifierDiscovery::loop() {
       core::Duration interval = std::chrono::hours(24);
       for (const auto& f : state_->config.file_sd_configs) {
         interval = std::min(interval, f.refresh_interval);
+      }
+      for (const auto& d : state_->config.dns_sd_configs) {
+        interval = std::min(interval, d.refresh_interval);
       }
       cv_.wait_for(lock, interval, [&] { return stop_ || wake_; });
       if (stop_) return;

@@ -1,5 +1,5 @@
 // -notifier.config wired: the config file (config/notifier_config.hpp) turned into Alertmanager
-// targets (static_configs and file_sd_configs), each an AlertmanagerClient behind its own
+// targets (static_configs, file_sd_configs, dns_sd_configs), each an AlertmanagerClient behind its own
 // DeliveryQueue as for -notifier.url, fronted by a notifier that applies the global and the
 // target group's alert_relabel_configs to every alert before it is queued.
 //
@@ -10,7 +10,7 @@
 //   NotifierDiscovery    a thread re-running discovery every refresh_interval and on reload,
 //                        swapping the NotifierSet on the loop
 //
-// dns_sd_configs and consul_sd_configs are refused at load (not implemented yet), as is oauth2.
+// consul_sd_configs are refused at load (not implemented yet), as is oauth2.
 #pragma once
 
 #include <condition_variable>
@@ -38,25 +38,31 @@ struct NotifierConfigState {
   notifier::RelabelRules alert_relabel;  // global alert_relabel_configs
   std::vector<notifier::RelabelRules> static_alert_relabel;   // per static_configs entry
   std::vector<notifier::RelabelRules> file_sd_alert_relabel;  // per file_sd_configs entry
+  std::vector<notifier::RelabelRules> dns_sd_alert_relabel;   // per dns_sd_configs entry
+  std::string dns_server;  // -notifier.dnsServer: "" = the system resolver
 };
 
 // Loads, checks and compiles `path` (errors file:line:column, one per line in the message).
 // Relabeling hashes `hashmod` with xxhash64, as vmalert does.
+// `dns_server` (-notifier.dnsServer) is where dns_sd_configs names are resolved.
 [[nodiscard]] core::Result<std::shared_ptr<const NotifierConfigState>> load_notifier_state(
-    const std::string& path);
+    const std::string& path, const std::string& dns_server = "");
 
 struct DiscoveredTarget {
-  std::string kind;  // "static", "fileSD"
+  std::string kind;  // "static", "fileSD", "dnsSD"
   notifier::TargetSpec spec;
   const config::HttpClientConfig* http = nullptr;          // into the state's config
   const notifier::RelabelRules* alert_relabel = nullptr;   // the group's list, may be empty
 };
 
-// Last good content of each file_sd file: a file that cannot be read or parsed keeps its
-// previous targets (as Prometheus' file SD does).
+// Last good content of each file_sd file (and of each DNS name, key "dns:TYPE:NAME"): a file
+// that cannot be read or parsed, or a name whose query fails, keeps its previous targets (as
+// Prometheus' file and DNS SD do).
 using FileSdCache = std::map<std::string, std::vector<config::TargetGroup>>;
 
-// The targets of `state` now: static_configs, then every file_sd file (globs expanded).
+// The targets of `state` now: static_configs, every file_sd file (globs expanded), then every
+// dns_sd_configs name (app::dns_lookup; meta labels __meta_dns_name and, for SRV,
+// __meta_dns_srv_record_target and __meta_dns_srv_record_port).
 // Problems (unreadable file, bad address) go to `errors` and skip only what they concern.
 // Duplicate URLs are kept once (the first), with an error, as vmalert does.
 [[nodiscard]] std::vector<DiscoveredTarget> discover_targets(const NotifierConfigState& state,

@@ -9,7 +9,7 @@ PACKAGES=(
   libboost-dev libboost-program-options-dev
   rapidjson-dev libyaml-cpp-dev libspdlog-dev libfmt-dev catch2 libre2-dev
   libbenchmark-dev libprotobuf-dev protobuf-compiler libsnappy-dev libssl-dev
-  prometheus prometheus-alertmanager
+  prometheus prometheus-alertmanager dnsmasq-base
   curl procps ca-certificates openssl valgrind python3
   dpkg-dev file binutils systemd buildah debootstrap podman
   chromium
