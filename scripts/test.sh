@@ -36,7 +36,7 @@ if [ "${SKIP_ASAN:-0}" != 1 ]; then
   BUILD_DIR=build-asan BUILD_TYPE=Debug ./scripts/build.sh -DALERTD_SANITIZE=ON -DALERTD_BENCH=OFF \
     -DALERTD_WERROR=ON
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    run_ctest build-asan --output-on-failure -LE integration -j2
+    run_ctest build-asan --output-on-failure -LE 'integration|deploy' -j2
 fi
 
 if [ "${SKIP_TSAN:-0}" != 1 ]; then
