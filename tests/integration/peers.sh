@@ -122,8 +122,24 @@ stop)
     rm -f "$1"
     ;;
 free-port)
-    # Bind port 0 on loopback and report what the kernel picked (python3 is a test dependency).
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+    # A random port below the kernel's ephemeral range (32768-60999) that binds now. Not port 0:
+    # the kernel hands out ephemeral ports, and a test running beside this one that opens many
+    # client connections (faults_server_port: 1,100) can take the port before its server binds.
+    python3 -c '
+import random, socket
+for _ in range(200):
+    p = random.randint(20000, 32000)
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", p))
+    except OSError:
+        continue
+    finally:
+        s.close()
+    print(p)
+    break
+else:
+    raise SystemExit("no free port in 20000-32000")'
     ;;
 make-certs)
     [ $# -eq 1 ] || die "usage: make-certs DIR"
