@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "core/duration.hpp"
+#include "templates/go_fmt.hpp"
 
 namespace app {
 namespace po = boost::program_options;
@@ -710,28 +711,10 @@ bool is_secret_flag(std::string_view name) {
   return false;
 }
 
-// Go's %q for the ASCII a flag value normally holds: quotes, backslashes and control bytes
-// escaped.
+// Go's %q (strconv.Quote), as vmalert's /flags writes values.
 std::string go_quote(std::string_view v) {
-  std::string out = "\"";
-  for (char c : v) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned char>(c));
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  out += '"';
+  std::string out;
+  templates::gofmt::append_quote(out, v);
   return out;
 }
 

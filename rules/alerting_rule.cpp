@@ -8,6 +8,8 @@
 #include <unordered_set>
 #include <utility>
 
+#include "templates/go_fmt.hpp"
+
 namespace rules {
 namespace {
 
@@ -38,21 +40,6 @@ std::string go_map_string(const core::Labels& ls) {
   return out;
 }
 
-// Go's %q for the restore query's label values.
-void append_go_quoted(std::string& out, std::string_view s) {
-  out += '"';
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default: out += c;
-    }
-  }
-  out += '"';
-}
 
 bool has_template_action(std::string_view s) {
   return s.find("{{") != std::string_view::npos && s.find("}}") != std::string_view::npos;
@@ -478,15 +465,15 @@ std::string AlertingRule::restore_query(core::Duration lookback) const {
   q.append(kAlertsForStateMetric).append("{");
   if (!s.ctx.disable_alertgroup_label) {
     q.append(kAlertGroupLabel).append("=");
-    append_go_quoted(q, s.group_name);
+    templates::gofmt::append_quote(q, s.group_name);
     q.append(",");
   }
   q.append(kAlertNameLabel).append("=");
-  append_go_quoted(q, s.name);
+  templates::gofmt::append_quote(q, s.name);
   for (const auto& l : s.labels) {
     if (has_template_action(l.value)) continue;
     q.append(",").append(l.name).append("=");
-    append_go_quoted(q, l.value);
+    templates::gofmt::append_quote(q, l.value);
   }
   q.append("}[");
   q.append(std::to_string(std::chrono::duration_cast<std::chrono::seconds>(lookback).count()));
