@@ -24,6 +24,7 @@
 #include "app/manager.hpp"
 #include "app/notifier_set.hpp"
 #include "app/notifier_discovery.hpp"
+#include "app/oauth2.hpp"
 #include "app/notifier_targets.hpp"
 #include "app/replay.hpp"
 #include "app/secret_file.hpp"
@@ -156,6 +157,15 @@ rules::GroupContext group_context(const Flags& flags) {
   return ctx;
 }
 
+NotifierStateOptions notifier_state_options(const Flags& flags) {
+  NotifierStateOptions o;
+  o.dns_server = flags.notifier_dns_server;
+  // A zero or negative interval would poll Consul without pause.
+  o.consul_sd_check_interval =
+      std::max<core::Duration>(flags.promscrape_consul_sd_check_interval, std::chrono::seconds(1));
+  return o;
+}
+
 // The flags one Prometheus-compatible endpoint is reached with (-datasource.*, -remoteRead.*).
 struct EndpointFlags {
   std::string_view prefix;  // for error messages: "-datasource"
@@ -165,6 +175,7 @@ struct EndpointFlags {
   const std::string& basic_auth_password_file;
   const std::string& bearer_token;
   const std::string& bearer_token_file;
+  const OAuth2FlagValues& oauth2;
   const std::string& headers;
   const std::string& tls_ca_file;
   const std::string& tls_cert_file;
@@ -177,7 +188,8 @@ struct EndpointFlags {
 EndpointFlags datasource_endpoint(const Flags& f) {
   return {"-datasource", f.datasource_url, f.datasource_basic_auth_username,
           f.datasource_basic_auth_password, f.datasource_basic_auth_password_file,
-          f.datasource_bearer_token, f.datasource_bearer_token_file, f.datasource_headers,
+          f.datasource_bearer_token, f.datasource_bearer_token_file, f.datasource_oauth2,
+          f.datasource_headers,
           f.datasource_tls_ca_file, f.datasource_tls_cert_file, f.datasource_tls_key_file,
           f.datasource_tls_server_name, f.datasource_tls_insecure_skip_verify,
           f.datasource_show_url};
@@ -186,7 +198,8 @@ EndpointFlags datasource_endpoint(const Flags& f) {
 EndpointFlags remote_write_endpoint(const Flags& f) {
   return {"-remoteWrite", f.remote_write_url, f.remote_write_basic_auth_username,
           f.remote_write_basic_auth_password, f.remote_write_basic_auth_password_file,
-          f.remote_write_bearer_token, f.remote_write_bearer_token_file, f.remote_write_headers,
+          f.remote_write_bearer_token, f.remote_write_bearer_token_file, f.remote_write_oauth2,
+          f.remote_write_headers,
           f.remote_write_tls_ca_file, f.remote_write_tls_cert_file, f.remote_write_tls_key_file,
           f.remote_write_tls_server_name, f.remote_write_tls_insecure_skip_verify,
           f.remote_write_show_url};
@@ -195,10 +208,39 @@ EndpointFlags remote_write_endpoint(const Flags& f) {
 EndpointFlags remote_read_endpoint(const Flags& f) {
   return {"-remoteRead", f.remote_read_url, f.remote_read_basic_auth_username,
           f.remote_read_basic_auth_password, f.remote_read_basic_auth_password_file,
-          f.remote_read_bearer_token, f.remote_read_bearer_token_file, f.remote_read_headers,
+          f.remote_read_bearer_token, f.remote_read_bearer_token_file, f.remote_read_oauth2,
+          f.remote_read_headers,
           f.remote_read_tls_ca_file, f.remote_read_tls_cert_file, f.remote_read_tls_key_file,
           f.remote_read_tls_server_name, f.remote_read_tls_insecure_skip_verify,
           f.remote_read_show_url};
+}
+
+// -PREFIX.oauth2.*: nullopt when none is set. With basic auth or a bearer token too: an error.
+core::Result<std::optional<OAuth2Settings>> endpoint_oauth2(const EndpointFlags& e) {
+  const std::string prefix = std::string(e.prefix) + ".oauth2";
+  auto s = oauth2_from_flags(OAuth2Flags{prefix, e.oauth2.client_id, e.oauth2.client_secret,
+                                         e.oauth2.client_secret_file, e.oauth2.scopes,
+                                         e.oauth2.endpoint_params, e.oauth2.token_url, ""});
+  if (!s) return core::fail(s.error());
+  if (*s && (!e.basic_auth_username.empty() || !e.basic_auth_password.empty() ||
+             !e.basic_auth_password_file.empty() || !e.bearer_token.empty() ||
+             !e.bearer_token_file.empty())) {
+    return core::fail(prefix + ".* cannot be used with " + std::string(e.prefix) +
+                          ".basicAuth.* or " + std::string(e.prefix) + ".bearerToken(File)",
+                      core::ErrorKind::bad_config);
+  }
+  return s;
+}
+
+// An OAuth2Transport in front of `http` when `oauth2` is set, else null.
+std::unique_ptr<OAuth2Transport> oauth2_in_front(net::Transport& http,
+                                                 const std::optional<OAuth2Settings>& oauth2) {
+  if (!oauth2) return nullptr;
+  return std::make_unique<OAuth2Transport>(http, *oauth2);
+}
+
+net::Transport& via(net::Transport& http, const std::unique_ptr<OAuth2Transport>& oauth2) {
+  return oauth2 ? static_cast<net::Transport&>(*oauth2) : http;
 }
 
 core::Result<datasource::HttpQuerierOptions> querier_options(const Flags& flags,
@@ -383,7 +425,7 @@ int dry_run(const Flags& flags) {
     return 1;
   }
   if (!flags.notifier_config.empty()) {
-    if (auto state = load_notifier_state(flags.notifier_config, flags.notifier_dns_server); !state) {
+    if (auto state = load_notifier_state(flags.notifier_config, notifier_state_options(flags)); !state) {
       std::fprintf(stderr, "%s\n-dryRun: notifier config is invalid\n",
                    state.error().message.c_str());
       return 1;
@@ -442,7 +484,7 @@ int run(const Flags& flags) {
   }
   std::shared_ptr<const NotifierConfigState> notifier_state;
   if (!flags.notifier_config.empty()) {
-    auto state = load_notifier_state(flags.notifier_config, flags.notifier_dns_server);
+    auto state = load_notifier_state(flags.notifier_config, notifier_state_options(flags));
     if (!state) {
       spdlog::critical("{}", state.error().message);
       return 1;
@@ -468,12 +510,18 @@ int run(const Flags& flags) {
     spdlog::critical("{}", ds_options.error().message);
     return 1;
   }
+  auto ds_oauth2 = endpoint_oauth2(datasource_endpoint(flags));
+  if (!ds_oauth2) {
+    spdlog::critical("{}", ds_oauth2.error().message);
+    return 1;
+  }
 
   // The evaluation loop: groups, datasource and notifier clients.
   asio::io_context io(1);
   AsioClock clock(io);
   net::HttpClient ds_http(io, client_options(flags, datasource_endpoint(flags)));
-  auto factory = datasource::HttpQuerierFactory::create(ds_http, *ds_options);
+  auto ds_oauth2_http = oauth2_in_front(ds_http, *ds_oauth2);
+  auto factory = datasource::HttpQuerierFactory::create(via(ds_http, ds_oauth2_http), *ds_options);
   if (!factory) {
     spdlog::critical("-datasource.url: {}", factory.error().message);
     return 1;
@@ -507,6 +555,7 @@ int run(const Flags& flags) {
   // even built (GroupContext::emit_series) and the null writer stands in.
   datasource::NullSeriesWriter null_series;
   std::unique_ptr<net::HttpClient> rw_http;
+  std::unique_ptr<OAuth2Transport> rw_oauth2_http;
   std::unique_ptr<datasource::RemoteWriter> remote_writer;
   if (remote_write_configured(flags)) {
     auto rw_options = remote_write_options(flags);
@@ -514,10 +563,17 @@ int run(const Flags& flags) {
       spdlog::critical("{}", rw_options.error().message);
       return 1;
     }
+    auto rw_oauth2 = endpoint_oauth2(remote_write_endpoint(flags));
+    if (!rw_oauth2) {
+      spdlog::critical("{}", rw_oauth2.error().message);
+      return 1;
+    }
     auto rw_client = client_options(flags, remote_write_endpoint(flags));
     rw_client.max_concurrent = rw_options->concurrency;
     rw_http = std::make_unique<net::HttpClient>(io, rw_client);
-    auto rw = datasource::RemoteWriter::create(*rw_http, clock, std::move(*rw_options));
+    rw_oauth2_http = oauth2_in_front(*rw_http, *rw_oauth2);
+    auto rw = datasource::RemoteWriter::create(via(*rw_http, rw_oauth2_http), clock,
+                                               std::move(*rw_options));
     if (!rw) {
       spdlog::critical("{}", rw.error().message);
       return 1;
@@ -546,6 +602,7 @@ int run(const Flags& flags) {
   sched.query_timeout = flags.datasource_query_timeout;
   // -remoteRead.url: alert state restore before the first rounds.
   std::unique_ptr<net::HttpClient> rr_http;
+  std::unique_ptr<OAuth2Transport> rr_oauth2_http;
   std::unique_ptr<datasource::HttpQuerierFactory> rr_factory;
   if (!flags.remote_read_url.empty()) {
     auto rr_options = querier_options(flags, remote_read_endpoint(flags));
@@ -553,8 +610,14 @@ int run(const Flags& flags) {
       spdlog::critical("{}", rr_options.error().message);
       return 1;
     }
+    auto rr_oauth2 = endpoint_oauth2(remote_read_endpoint(flags));
+    if (!rr_oauth2) {
+      spdlog::critical("{}", rr_oauth2.error().message);
+      return 1;
+    }
     rr_http = std::make_unique<net::HttpClient>(io, client_options(flags, remote_read_endpoint(flags)));
-    auto f = datasource::HttpQuerierFactory::create(*rr_http, *rr_options);
+    rr_oauth2_http = oauth2_in_front(*rr_http, *rr_oauth2);
+    auto f = datasource::HttpQuerierFactory::create(via(*rr_http, rr_oauth2_http), *rr_options);
     if (!f) {
       spdlog::critical("-remoteRead.url: {}", f.error().message);
       return 1;
@@ -602,7 +665,7 @@ int run(const Flags& flags) {
           std::make_shared<core::Result<std::shared_ptr<const NotifierConfigState>>>(
               std::shared_ptr<const NotifierConfigState>());
       if (!flags.notifier_config.empty()) {
-        *notifier_loaded = load_notifier_state(flags.notifier_config, flags.notifier_dns_server);
+        *notifier_loaded = load_notifier_state(flags.notifier_config, notifier_state_options(flags));
       }
       asio::post(io, [&, loaded, notifier_loaded, periodic] {
         reload_running = false;
@@ -876,10 +939,22 @@ int replay(const Flags& flags) {
     return 1;
   }
 
+  auto ds_oauth2 = endpoint_oauth2(datasource_endpoint(flags));
+  if (!ds_oauth2) {
+    spdlog::critical("{}", ds_oauth2.error().message);
+    return 1;
+  }
+  auto rw_oauth2 = endpoint_oauth2(remote_write_endpoint(flags));
+  if (!rw_oauth2) {
+    spdlog::critical("{}", rw_oauth2.error().message);
+    return 1;
+  }
+
   asio::io_context io(1);
   AsioClock clock(io);
   net::HttpClient ds_http(io, client_options(flags, datasource_endpoint(flags)));
-  auto factory = datasource::HttpQuerierFactory::create(ds_http, *ds_options);
+  auto ds_oauth2_http = oauth2_in_front(ds_http, *ds_oauth2);
+  auto factory = datasource::HttpQuerierFactory::create(via(ds_http, ds_oauth2_http), *ds_options);
   if (!factory) {
     spdlog::critical("-datasource.url: {}", factory.error().message);
     return 1;
@@ -893,9 +968,11 @@ int replay(const Flags& flags) {
   auto rw_client = client_options(flags, remote_write_endpoint(flags));
   rw_client.max_concurrent = rw_options->concurrency;
   net::HttpClient rw_http(io, rw_client);
+  auto rw_oauth2_http = oauth2_in_front(rw_http, *rw_oauth2);
   const size_t max_write_rows =
       std::max<size_t>(1, std::min(rw_options->max_batch_size, rw_options->max_queue_size / 2));
-  auto rw = datasource::RemoteWriter::create(rw_http, clock, std::move(*rw_options));
+  auto rw = datasource::RemoteWriter::create(via(rw_http, rw_oauth2_http), clock,
+                                             std::move(*rw_options));
   if (!rw) {
     spdlog::critical("{}", rw.error().message);
     return 1;

@@ -19,8 +19,7 @@ core::Result<std::vector<DnsTarget>> dns_lookup(const std::string& name,
     case config::DnsRecordType::srv: qtype = ns_t_srv; break;
     case config::DnsRecordType::a: qtype = ns_t_a; break;
     case config::DnsRecordType::aaaa: qtype = ns_t_aaaa; break;
-    case config::DnsRecordType::mx:
-      return core::fail("dns_sd_configs: type MX is not supported", core::ErrorKind::bad_config);
+    case config::DnsRecordType::mx: qtype = ns_t_mx; break;
   }
   const std::string what = "DNS " + std::string(config::to_string(type)) + " query for \"" +
                            name + "\"";
@@ -76,6 +75,17 @@ core::Result<std::vector<DnsTarget>> dns_lookup(const std::string& name,
       std::string host = target.data();
       if (!host.empty() && host.back() == '.') host.pop_back();
       out.push_back({std::move(host), srv_port});
+    } else if (qtype == ns_t_mx) {
+      // preference (2 bytes), then the exchange's name
+      if (rdlen < 3) continue;
+      std::array<char, NS_MAXDNAME> target{};
+      if (dn_expand(ns_msg_base(msg), ns_msg_end(msg), rd + 2, target.data(),
+                    static_cast<int>(target.size())) < 0) {
+        continue;
+      }
+      std::string host = target.data();
+      while (!host.empty() && host.back() == '.') host.pop_back();
+      out.push_back({std::move(host), port});
     } else {
       std::array<char, INET6_ADDRSTRLEN> text{};
       const int af = qtype == ns_t_a ? AF_INET : AF_INET6;

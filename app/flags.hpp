@@ -16,6 +16,16 @@
 
 namespace app {
 
+// -PREFIX.oauth2.* of one endpoint (app/oauth2.hpp reads them).
+struct OAuth2FlagValues {
+  std::string client_id;
+  std::string client_secret;
+  std::string client_secret_file;
+  std::string scopes;           // ';'-separated
+  std::string endpoint_params;  // JSON object
+  std::string token_url;
+};
+
 struct Flags {
   std::vector<std::string> rule;
   std::vector<std::string> rule_templates;
@@ -46,6 +56,7 @@ struct Flags {
   std::string datasource_basic_auth_password_file;
   std::string datasource_bearer_token;
   std::string datasource_bearer_token_file;
+  OAuth2FlagValues datasource_oauth2;
   std::string datasource_headers;  // "K: v^^K2: v2"
   std::string datasource_tls_ca_file;
   std::string datasource_tls_cert_file;
@@ -64,6 +75,7 @@ struct Flags {
   std::string remote_read_basic_auth_password_file;
   std::string remote_read_bearer_token;
   std::string remote_read_bearer_token_file;
+  OAuth2FlagValues remote_read_oauth2;
   std::string remote_read_headers;
   std::string remote_read_tls_ca_file;
   std::string remote_read_tls_cert_file;
@@ -80,6 +92,7 @@ struct Flags {
   std::string remote_write_basic_auth_password_file;
   std::string remote_write_bearer_token;
   std::string remote_write_bearer_token_file;
+  OAuth2FlagValues remote_write_oauth2;
   std::string remote_write_headers;
   std::string remote_write_tls_ca_file;
   std::string remote_write_tls_cert_file;
@@ -100,6 +113,7 @@ struct Flags {
   bool notifier_blackhole = false;
   std::string notifier_config;  // -notifier.config: targets from a file (app/notifier_discovery)
   std::string notifier_dns_server;  // -notifier.dnsServer (alertd): IPv4:port for dns_sd_configs
+  core::Duration promscrape_consul_sd_check_interval = std::chrono::seconds(30);
   core::Duration notifier_send_timeout = std::chrono::seconds(10);
   // Delivery queue per Alertmanager (notifier/delivery_queue.hpp); new in alertd.
   int notifier_max_queue_size = 100'000;
@@ -114,6 +128,12 @@ struct Flags {
   std::vector<std::string> notifier_basic_auth_password_file;
   std::vector<std::string> notifier_bearer_token;
   std::vector<std::string> notifier_bearer_token_file;
+  std::vector<std::string> notifier_oauth2_client_id;
+  std::vector<std::string> notifier_oauth2_client_secret;
+  std::vector<std::string> notifier_oauth2_client_secret_file;
+  std::vector<std::string> notifier_oauth2_scopes;
+  std::vector<std::string> notifier_oauth2_endpoint_params;
+  std::vector<std::string> notifier_oauth2_token_url;
   std::vector<std::string> notifier_headers;  // each "K: v^^K2: v2"
   std::vector<std::string> notifier_tls_ca_file;
   std::vector<std::string> notifier_tls_cert_file;

@@ -7,7 +7,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include "app/consul_sd.hpp"
 #include "app/dns_lookup.hpp"
+#include "app/oauth2.hpp"
 #include "app/secret_file.hpp"
 #include "config/glob.hpp"
 #include "notifier/alertmanager_client.hpp"
@@ -74,16 +76,20 @@ core::Result<std::pair<notifier::AlertmanagerTarget, net::TlsOptions>> client_se
   return std::pair{std::move(t), std::move(tls)};
 }
 
+// oauth2's own tls_config and proxy_url: the token is fetched through the target's client.
 std::optional<std::string> unsupported(const config::HttpClientConfig& http,
                                        const std::string& at) {
-  if (http.oauth2) return at + "oauth2 is not supported yet";
+  if (http.oauth2 && http.oauth2->tls_config) return at + "oauth2.tls_config is not supported";
+  if (http.oauth2 && !http.oauth2->proxy_url.empty()) {
+    return at + "oauth2.proxy_url is not supported";
+  }
   return std::nullopt;
 }
 
 }  // namespace
 
 core::Result<std::shared_ptr<const NotifierConfigState>> load_notifier_state(
-    const std::string& path, const std::string& dns_server) {
+    const std::string& path, const NotifierStateOptions& state_options) {
   config::NotifierConfigOptions options;
   options.check_relabel = [](const core::RelabelConfig& c) {
     return notifier::check_relabel_config(c);
@@ -98,13 +104,15 @@ core::Result<std::shared_ptr<const NotifierConfigState>> load_notifier_state(
     for (const auto& s : c.static_configs) {
       if (auto u = unsupported(s.http, where(s.pos, "static_configs: "))) errors.push_back(*u);
     }
-    for (const auto& d : c.dns_sd_configs) {
-      if (d.type == config::DnsRecordType::mx) {
-        errors.push_back(where(d.pos, "dns_sd_configs: type MX is not supported yet"));
-      }
-    }
     for (const auto& d : c.consul_sd_configs) {
-      errors.push_back(where(d.pos, "consul_sd_configs are not supported yet"));
+      if (d.http.oauth2) {
+        errors.push_back(where(d.pos, "consul_sd_configs: oauth2 is not supported"));
+      }
+      if (!d.proxy_url.empty()) {
+        errors.push_back(where(d.pos, "consul_sd_configs: proxy_url is not supported"));
+      }
+      state->consul_refresh.push_back(
+          d.refresh_interval.value_or(state_options.consul_sd_check_interval));
     }
     // Rules were checked by the loader; compile() cannot fail on them, but is checked anyway.
     auto add = [&](const std::vector<core::RelabelConfig>& rules, notifier::RelabelRules& out) {
@@ -120,7 +128,8 @@ core::Result<std::shared_ptr<const NotifierConfigState>> load_notifier_state(
     for (const auto& s : c.static_configs) add(s.alert_relabel_configs, state->static_alert_relabel.emplace_back());
     for (const auto& f : c.file_sd_configs) add(f.alert_relabel_configs, state->file_sd_alert_relabel.emplace_back());
     for (const auto& d : c.dns_sd_configs) add(d.alert_relabel_configs, state->dns_sd_alert_relabel.emplace_back());
-    state->dns_server = dns_server;
+    for (const auto& d : c.consul_sd_configs) add(d.alert_relabel_configs, state->consul_sd_alert_relabel.emplace_back());
+    state->dns_server = state_options.dns_server;
     state->config = std::move(c);
   }
   if (!errors.empty()) {
@@ -197,7 +206,9 @@ std::vector<DiscoveredTarget> discover_targets(const NotifierConfigState& state,
     for (const auto& name : d.names) {
       const std::string key = "dns:" + std::string(config::to_string(d.type)) + ":" + name;
       seen_files.insert(key);
-      auto found = dns_lookup(name, d.type, d.port.value_or(0), state.dns_server);
+      // MX without a port: 25, as vmalert (Prometheus requires a port).
+      const int port = d.port.value_or(d.type == config::DnsRecordType::mx ? 25 : 0);
+      auto found = dns_lookup(name, d.type, port, state.dns_server);
       if (found) {
         std::vector<config::TargetGroup> groups;
         for (const auto& t : *found) {
@@ -207,6 +218,8 @@ std::vector<DiscoveredTarget> discover_targets(const NotifierConfigState& state,
           if (d.type == config::DnsRecordType::srv) {
             g.labels.set("__meta_dns_srv_record_target", t.host);
             g.labels.set("__meta_dns_srv_record_port", std::to_string(t.port));
+          } else if (d.type == config::DnsRecordType::mx) {
+            g.labels.set("__meta_dns_mx_record_target", t.host);
           }
           groups.push_back(std::move(g));
         }
@@ -219,6 +232,25 @@ std::vector<DiscoveredTarget> discover_targets(const NotifierConfigState& state,
         for (const auto& t : g.targets) {
           add("dnsSD", t, g.labels, &c.http, &state.dns_sd_alert_relabel[i]);
         }
+      }
+    }
+  }
+  for (size_t i = 0; i < c.consul_sd_configs.size(); ++i) {
+    const auto& d = c.consul_sd_configs[i];
+    const std::string key = "consul:" + std::to_string(i) + ":" + d.server;
+    seen_files.insert(key);
+    auto fetch = consul_http_fetch(d);
+    auto found = fetch ? consul_discover(d, *fetch) : core::fail(fetch.error());
+    if (found) {
+      cache[key] = std::move(*found);
+    } else {
+      errors.push_back(where(d.pos, "consul_sd_configs: " + found.error().message +
+                                        (cache.contains(key) ? "; keeping the last targets" : "")));
+      if (!cache.contains(key)) continue;
+    }
+    for (const auto& g : cache[key]) {
+      for (const auto& t : g.targets) {
+        add("consulSD", t, g.labels, &c.http, &state.consul_sd_alert_relabel[i]);
       }
     }
   }
@@ -265,6 +297,7 @@ struct NotifierPool::Entry {
   config::HttpClientConfig http;
   core::Duration timeout{};
   std::unique_ptr<net::Transport> transport;
+  std::unique_ptr<OAuth2Transport> oauth2;  // in front of `transport` when configured
   std::shared_ptr<notifier::DeliveryQueue> queue;
 };
 
@@ -299,6 +332,15 @@ std::vector<std::shared_ptr<notifier::Notifier>> NotifierPool::update(
         errors.push_back("target \"" + t.spec.url + "\": " + settings.error().message);
         continue;
       }
+      std::optional<OAuth2Settings> oauth2;
+      if (t.http->oauth2) {
+        auto o = oauth2_settings(*t.http->oauth2);
+        if (!o) {
+          errors.push_back("target \"" + t.spec.url + "\": " + o.error().message);
+          continue;
+        }
+        oauth2 = std::move(*o);
+      }
       auto& [target, tls] = *settings;
       target.url = t.spec.url;
       target.full_url = true;
@@ -309,8 +351,12 @@ std::vector<std::shared_ptr<notifier::Notifier>> NotifierPool::update(
       entry->http = *t.http;
       entry->timeout = timeout;
       entry->transport = make_transport_(tls);
-      auto client =
-          std::make_shared<notifier::AlertmanagerClient>(*entry->transport, std::move(target));
+      net::Transport* http = entry->transport.get();
+      if (oauth2) {
+        entry->oauth2 = std::make_unique<OAuth2Transport>(*http, std::move(*oauth2));
+        http = entry->oauth2.get();
+      }
+      auto client = std::make_shared<notifier::AlertmanagerClient>(*http, std::move(target));
       notifier::DeliveryOptions o = delivery_;
       o.seed = (static_cast<uint64_t>(seed()) << 32) ^ seed();
       entry->queue = std::make_shared<notifier::DeliveryQueue>(clock_, std::move(client), o);
@@ -400,6 +446,7 @@ void NotifierDiscovery::loop() {
       for (const auto& d : state_->config.dns_sd_configs) {
         interval = std::min(interval, d.refresh_interval);
       }
+      for (const auto& r : state_->consul_refresh) interval = std::min(interval, r);
       cv_.wait_for(lock, interval, [&] { return stop_ || wake_; });
       if (stop_) return;
       wake_ = false;

@@ -1,16 +1,15 @@
 // -notifier.config wired: the config file (config/notifier_config.hpp) turned into Alertmanager
-// targets (static_configs, file_sd_configs, dns_sd_configs), each an AlertmanagerClient behind its own
+// targets (static_configs, file_sd_configs, dns_sd_configs, consul_sd_configs), each an AlertmanagerClient behind its own
 // DeliveryQueue as for -notifier.url, fronted by a notifier that applies the global and the
 // target group's alert_relabel_configs to every alert before it is queued.
 //
 //   NotifierConfigState  the parsed file with its relabel rules compiled (immutable, shared)
-//   discover_targets     static targets + file_sd files read now -> target list (blocking I/O)
+//   discover_targets     static targets + file_sd files read + DNS names and Consul queried now
+//                        -> target list (blocking I/O)
 //   NotifierPool         target list -> notifiers; a target whose URL and client settings did not
 //                        change keeps its queue (and what it holds) across refreshes and reloads
 //   NotifierDiscovery    a thread re-running discovery every refresh_interval and on reload,
 //                        swapping the NotifierSet on the loop
-//
-// consul_sd_configs are refused at load (not implemented yet), as is oauth2.
 #pragma once
 
 #include <condition_variable>
@@ -39,30 +38,40 @@ struct NotifierConfigState {
   std::vector<notifier::RelabelRules> static_alert_relabel;   // per static_configs entry
   std::vector<notifier::RelabelRules> file_sd_alert_relabel;  // per file_sd_configs entry
   std::vector<notifier::RelabelRules> dns_sd_alert_relabel;   // per dns_sd_configs entry
+  std::vector<notifier::RelabelRules> consul_sd_alert_relabel;  // per consul_sd_configs entry
   std::string dns_server;  // -notifier.dnsServer: "" = the system resolver
+  // Per consul_sd_configs entry: its refresh_interval, else -promscrape.consulSDCheckInterval.
+  std::vector<core::Duration> consul_refresh;
+};
+
+struct NotifierStateOptions {
+  std::string dns_server;  // -notifier.dnsServer
+  core::Duration consul_sd_check_interval = std::chrono::seconds{30};  // -promscrape.consulSDCheckInterval
 };
 
 // Loads, checks and compiles `path` (errors file:line:column, one per line in the message).
 // Relabeling hashes `hashmod` with xxhash64, as vmalert does.
 // `dns_server` (-notifier.dnsServer) is where dns_sd_configs names are resolved.
 [[nodiscard]] core::Result<std::shared_ptr<const NotifierConfigState>> load_notifier_state(
-    const std::string& path, const std::string& dns_server = "");
+    const std::string& path, const NotifierStateOptions& options = {});
 
 struct DiscoveredTarget {
-  std::string kind;  // "static", "fileSD", "dnsSD"
+  std::string kind;  // "static", "fileSD", "dnsSD", "consulSD"
   notifier::TargetSpec spec;
   const config::HttpClientConfig* http = nullptr;          // into the state's config
   const notifier::RelabelRules* alert_relabel = nullptr;   // the group's list, may be empty
 };
 
-// Last good content of each file_sd file (and of each DNS name, key "dns:TYPE:NAME"): a file
-// that cannot be read or parsed, or a name whose query fails, keeps its previous targets (as
-// Prometheus' file and DNS SD do).
+// Last good content of each file_sd file (and of each DNS name, key "dns:TYPE:NAME", and of each
+// consul_sd_configs entry, key "consul:INDEX:SERVER"): a file that cannot be read or parsed, a
+// name whose query fails or a Consul server that fails keeps its previous targets (as
+// Prometheus' file, DNS and Consul SD do).
 using FileSdCache = std::map<std::string, std::vector<config::TargetGroup>>;
 
 // The targets of `state` now: static_configs, every file_sd file (globs expanded), then every
 // dns_sd_configs name (app::dns_lookup; meta labels __meta_dns_name and, for SRV,
-// __meta_dns_srv_record_target and __meta_dns_srv_record_port).
+// __meta_dns_srv_record_target and __meta_dns_srv_record_port, for MX
+// __meta_dns_mx_record_target), then every consul_sd_configs entry (app::consul_discover).
 // Problems (unreadable file, bad address) go to `errors` and skip only what they concern.
 // Duplicate URLs are kept once (the first), with an error, as vmalert does.
 [[nodiscard]] std::vector<DiscoveredTarget> discover_targets(const NotifierConfigState& state,

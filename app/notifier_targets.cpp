@@ -86,6 +86,19 @@ core::Result<std::vector<NotifierEndpoint>> notifier_endpoints(const Flags& flag
       return bad("-notifier.basicAuth.* and -notifier.bearerToken(File) are both set" + where +
                  ": use one auth method");
     }
+    auto oauth2 = oauth2_from_flags(OAuth2Flags{
+        "-notifier.oauth2", optional_arg(flags.notifier_oauth2_client_id, i),
+        optional_arg(flags.notifier_oauth2_client_secret, i),
+        optional_arg(flags.notifier_oauth2_client_secret_file, i),
+        optional_arg(flags.notifier_oauth2_scopes, i),
+        optional_arg(flags.notifier_oauth2_endpoint_params, i),
+        optional_arg(flags.notifier_oauth2_token_url, i), where});
+    if (!oauth2) return core::fail(oauth2.error());
+    if (*oauth2 && (basic || bearer)) {
+      return bad("-notifier.oauth2.* and -notifier.basicAuth.* or -notifier.bearerToken(File) are "
+                 "both set" + where + ": use one auth method");
+    }
+    e.oauth2 = std::move(*oauth2);
     auto headers = net::parse_header_list(optional_arg(flags.notifier_headers, i));
     if (!headers) return bad("-notifier.headers" + where + ": " + headers.error().message);
     t.headers = std::move(*headers);
@@ -153,8 +166,12 @@ core::Result<std::unique_ptr<NotifierClients>> NotifierClients::create(
   for (auto& e : *endpoints) {
     net::ClientOptions options;
     options.tls = std::move(e.tls);
-    auto& http = *out->transports_.emplace_back(std::make_unique<net::HttpClient>(io, options));
-    auto client = std::make_shared<notifier::AlertmanagerClient>(http, std::move(e.target));
+    net::Transport* http =
+        out->transports_.emplace_back(std::make_unique<net::HttpClient>(io, options)).get();
+    if (e.oauth2) {
+      http = out->oauth2_.emplace_back(std::make_unique<OAuth2Transport>(*http, *e.oauth2)).get();
+    }
+    auto client = std::make_shared<notifier::AlertmanagerClient>(*http, std::move(e.target));
     notifier::DeliveryOptions o = *delivery;
     o.seed = (static_cast<uint64_t>(seed()) << 32) ^ seed();
     auto queue = std::make_shared<notifier::DeliveryQueue>(clock, std::move(client), std::move(o));

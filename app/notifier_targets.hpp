@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "app/flags.hpp"
+#include "app/oauth2.hpp"
 #include "core/error.hpp"
 #include "net/http_client.hpp"
 #include "core/clock.hpp"
@@ -22,12 +23,14 @@ namespace app {
 struct NotifierEndpoint {
   notifier::AlertmanagerTarget target;
   net::TlsOptions tls;
+  std::optional<OAuth2Settings> oauth2;  // -notifier.oauth2.*
 };
 
 // One endpoint per -notifier.url. Errors (kind bad_config) name the flag, and the URL by its
 // position and redacted text: a bad URL, password and passwordFile (or bearerToken and
 // bearerTokenFile) both set, basic auth and a bearer token both set, an unreadable secret or
-// TLS file, a bad -notifier.headers entry.
+// TLS file, a bad -notifier.headers entry, incomplete -notifier.oauth2.* or oauth2 with basic
+// auth or a bearer token.
 [[nodiscard]] core::Result<std::vector<NotifierEndpoint>> notifier_endpoints(const Flags& flags);
 
 // The delivery-queue options from -notifier.maxQueueSize, .maxBatchSize, .concurrency,
@@ -56,6 +59,8 @@ class NotifierClients {
   NotifierClients() = default;
 
   std::vector<std::unique_ptr<net::HttpClient>> transports_;
+  // After transports_: destroyed first (each wraps one of them).
+  std::vector<std::unique_ptr<OAuth2Transport>> oauth2_;
   std::vector<std::shared_ptr<notifier::Notifier>> notifiers_;
   std::vector<std::shared_ptr<notifier::DeliveryQueue>> queues_;
 };

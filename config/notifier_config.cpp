@@ -443,9 +443,10 @@ class NotifierConfigParser : public Reader {
     for (const auto& name : dc.names) {
       if (name.empty()) error(names_mark, where, "field \"names\": empty name");
     }
-    if (dc.type != DnsRecordType::srv && !dc.port) {
+    // MX defaults to port 25, as in vmalert.
+    if ((dc.type == DnsRecordType::a || dc.type == DnsRecordType::aaaa) && !dc.port) {
       error(type_mark, where,
-            "a port is required in DNS-SD configs for all record types except SRV");
+            "a port is required in DNS-SD configs for all record types except SRV and MX");
     }
     return dc;
   }

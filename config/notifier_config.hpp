@@ -104,7 +104,7 @@ enum class DnsRecordType { srv, a, aaaa, mx };
 struct DnsSdConfig {
   std::vector<std::string> names;
   DnsRecordType type = DnsRecordType::srv;
-  std::optional<int> port;  // required for A, AAAA and MX
+  std::optional<int> port;  // required for A and AAAA; MX: 25 when unset (vmalert)
   core::Duration refresh_interval = std::chrono::seconds{30};
   std::vector<core::RelabelConfig> alert_relabel_configs;
   SourcePos pos;
@@ -128,8 +128,9 @@ struct ConsulSdConfig {
   std::string username;  // Consul's own basic auth fields (vmalert accepts them too)
   std::string password;
   std::string proxy_url;
-  core::Duration refresh_interval = std::chrono::seconds{30};
-  HttpClientConfig http;
+  // Unset: -promscrape.consulSDCheckInterval (vmalert has no per-config interval).
+  std::optional<core::Duration> refresh_interval;
+  HttpClientConfig http;  // for the requests to Consul
   std::vector<core::RelabelConfig> alert_relabel_configs;
   SourcePos pos;
 };

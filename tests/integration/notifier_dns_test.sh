@@ -3,6 +3,8 @@
 # by -notifier.dnsServer) and two real Alertmanagers:
 #   A. AM1 is found through an SRV record (_am._tcp.alertd.test -> localhost:PORT), AM2 through an A record (am2.alertd.test, port from the config); both
 #      receive alerts; AM2's group relabels them; /api/v1/notifiers lists both as dnsSD.
+#      AM2 is also found through an MX record (mail.alertd.test -> localhost, port from the
+#      config), with its own alert_relabel_configs and __meta_dns_mx_record_target.
 #   B. dnsmasq restarts without the SRV record: AM1 goes (refresh_interval 1s), AM2 stays.
 #   usage: notifier_dns_test.sh ALERTD_BINARY
 set -euo pipefail
@@ -29,6 +31,7 @@ start_dns() {  # extra dnsmasq arguments
     --listen-address=127.0.0.1 --port="$DNS_PORT" --user="$(id -un)" --pid-file= \
     --local=/alertd.test/ \
     --host-record=am2.alertd.test,127.0.0.1 \
+    --mx-host=mail.alertd.test,localhost,10 \
     "$@" >>"$T/dnsmasq.log" 2>&1 &
   DNS_PID=$!
   wait_for 10 "dnsmasq answering" bash -c \
@@ -59,8 +62,15 @@ dns_sd_configs:
     refresh_interval: 1s
     alert_relabel_configs:
       - {target_label: found_by, replacement: a_record}
+  - names: [mail.alertd.test]
+    type: MX
+    port: $AM2_PORT
+    refresh_interval: 1s
+    alert_relabel_configs:
+      - {target_label: found_by, replacement: mx_record}
 relabel_configs:
   - {source_labels: [__meta_dns_name], target_label: dns_name}
+  - {source_labels: [__meta_dns_mx_record_target], target_label: mx_target}
 YML
 "$ALERTD" -rule="$T/rules.yml" -datasource.url="http://127.0.0.1:$PROM_PORT" \
   -notifier.config="$T/notifier.yml" -notifier.dnsServer="127.0.0.1:$DNS_PORT" \
@@ -79,19 +89,23 @@ notifiers() { curl -fsS --max-time 2 "$A/api/v1/notifiers" | $PY -c '
 import json, sys
 for k in json.load(sys.stdin)["data"]["notifiers"]:
     for t in sorted(k["targets"], key=lambda t: t["labels"].get("dns_name", "")):
-        print(k["kind"], t["address"], t["labels"].get("dns_name", "-"))'; }
+        print(k["kind"], t["address"], t["labels"].get("dns_name", "-"),
+              t["labels"].get("mx_target", "-"))'; }
 notifiers_are() { notifiers >"$T/n.out" 2>/dev/null && [ "$(cat "$T/n.out")" = "$1" ]; }
 
 # ---- A. SRV and A records ---------------------------------------------------------------------
 wait_for 20 "Steady at AM1 (SRV)" am_has "$AM1" "Steady -"
 wait_for 10 "relabeled Steady at AM2 (A)" am_has "$AM2" "Steady a_record"
-notifiers_are "dnsSD http://localhost:$AM1_PORT/api/v2/alerts _am._tcp.alertd.test
-dnsSD http://127.0.0.1:$AM2_PORT/api/v2/alerts am2.alertd.test" || { cat "$T/n.out"; fail "/api/v1/notifiers (A)"; }
-echo "A: AM1 found through SRV, AM2 through A"
+wait_for 10 "relabeled Steady at AM2 (MX)" am_has "$AM2" "Steady mx_record"
+notifiers_are "dnsSD http://localhost:$AM1_PORT/api/v2/alerts _am._tcp.alertd.test -
+dnsSD http://127.0.0.1:$AM2_PORT/api/v2/alerts am2.alertd.test -
+dnsSD http://localhost:$AM2_PORT/api/v2/alerts mail.alertd.test localhost" || { cat "$T/n.out"; fail "/api/v1/notifiers (A)"; }
+echo "A: AM1 found through SRV, AM2 through A and MX"
 
 # ---- B. the SRV record goes ------------------------------------------------------------------
 stop_dns
 start_dns
 wait_for 15 "AM1 gone from /api/v1/notifiers" \
-  notifiers_are "dnsSD http://127.0.0.1:$AM2_PORT/api/v2/alerts am2.alertd.test"
-echo "notifier_dns: targets from SRV and A records of a real DNS server, refreshed"
+  notifiers_are "dnsSD http://127.0.0.1:$AM2_PORT/api/v2/alerts am2.alertd.test -
+dnsSD http://localhost:$AM2_PORT/api/v2/alerts mail.alertd.test localhost"
+echo "notifier_dns: targets from SRV, A and MX records of a real DNS server, refreshed"

@@ -88,7 +88,7 @@ TEST_CASE("a typical vmalert command line is accepted", "[app][flags]") {
   // One warning per ignored flag set to something else than its default: memory, lookback,
   // maxIdleConnections, queryTimeAlignment=false, fs.disableMmap, enableTCP6, pprofAuthKey,
   // tlsMinVersion, s3.configFilePath. Defaults (-remoteRead.ignoreRestoreErrors=true,
-  // -promscrape.consulSDCheckInterval=30s, -http.connTimeout=2m, -http.idleConnTimeout=1m)
+  // -http.connTimeout=2m, -http.idleConnTimeout=1m)
   // are quiet.
   std::vector<std::string> named;
   for (const auto& w : f.ignored_flag_warnings) named.push_back(w.substr(0, w.find(' ', 6)));
@@ -112,8 +112,6 @@ TEST_CASE("flags that would change behaviour are refused when set, accepted at d
       {"-tls=false", true},
       {"-tls=false,true", false},
       {"-clusterMode", false},
-      {"-datasource.oauth2.clientID=x", false},
-      {"-notifier.oauth2.clientID=x", false},
       {"-external.alert.source=explore", false},
       {"-remoteRead.disablePathAppend", false},
       {"-httpListenAddr.useProxyProtocol", false},

@@ -323,7 +323,7 @@ TEST_CASE("notifier config: errors carry file:line:column", "[config][notifier_c
        "\"Name: value\""},
       {"dns_sd_configs:\n  - names: [x]\n    type: A\n",
        "/etc/alertd/notifier.yml:3:11: dns_sd_configs[0]: a port is required in DNS-SD configs for "
-       "all record types except SRV"},
+       "all record types except SRV and MX"},
       {"dns_sd_configs:\n  - names: [x]\n    type: TXT\n",
        "/etc/alertd/notifier.yml:3:11: dns_sd_configs[0]: invalid DNS-SD records type \"TXT\"; "
        "want SRV, A, AAAA or MX"},
@@ -332,7 +332,7 @@ TEST_CASE("notifier config: errors carry file:line:column", "[config][notifier_c
        "SRV record name"},
       {"dns_sd_configs:\n  - names: [x]\n    type: A\n    port: 70000\n",
        "/etc/alertd/notifier.yml:3:11: dns_sd_configs[0]: a port is required in DNS-SD configs "
-       "for all record types except SRV"},
+       "for all record types except SRV and MX"},
       {"file_sd_configs:\n  - files: [targets.txt]\n",
        "/etc/alertd/notifier.yml:2:12: file_sd_configs[0]: path name \"targets.txt\" is not valid "
        "for file discovery (want .json, .yml or .yaml)"},
