@@ -172,3 +172,87 @@ TEST_CASE("notifier config: load errors name file, line and column", "[app][noti
   CHECK_THAT(state.error().message, Catch::Contains(cfg + ":2:5: "));
   CHECK_THAT(state.error().message, Catch::Contains("unknown field \"targetz\""));
 }
+
+TEST_CASE("notifier config: oauth2 puts the token on the target's POSTs", "[app][notifier]") {
+  TempDir dir;
+  dir.write("secret", "s3cret\n");
+  const auto cfg = dir.write("notifier.yml", R"YML(
+oauth2:
+  client_id: alertd
+  client_secret_file: secret
+  token_url: http://idp:8080/token
+  scopes: [alerts]
+static_configs:
+  - targets: ["am1:9093"]
+)YML");
+  auto state = app::load_notifier_state(cfg);
+  REQUIRE(state);
+  app::FileSdCache cache;
+  std::vector<std::string> errors;
+  Rig rig;
+  auto list = rig.pool.update(*state, app::discover_targets(**state, cache, errors), errors);
+  CHECK(errors.empty());
+  REQUIRE(list.size() == 1);
+  REQUIRE(rig.transports.size() == 1);
+  auto& t = *rig.transports[0];
+  t.respond_with([](const net::Request& r) -> core::Result<net::Response> {
+    if (r.url == "http://idp:8080/token") {
+      return net::Response{200, {}, R"({"access_token":"tok","expires_in":3600})"};
+    }
+    return net::Response{200, {}, ""};
+  });
+  list[0]->send_owned({alert({{"alertname", "A"}})}, {}, nullptr);
+  list[0]->flush();
+  rig.loop.run_ready();
+  t.complete_all();
+  REQUIRE(t.requests.size() == 2);
+  CHECK(t.requests[0].url == "http://idp:8080/token");
+  CHECK(t.requests[0].body == "grant_type=client_credentials&scope=alerts");
+  CHECK(t.requests[1].url == "http://am1:9093/api/v2/alerts");
+  bool bearer = false;
+  for (const auto& [k, v] : t.requests[1].headers) bearer = bearer || (k == "Authorization" && v == "Bearer tok");
+  CHECK(bearer);
+  CHECK(list[0]->stats().queued == 0);
+}
+
+TEST_CASE("notifier config: consul, MX and oauth2 load; the parts not supported are refused",
+          "[app][notifier]") {
+  TempDir dir;
+  const auto good = dir.write("good.yml", R"YML(
+consul_sd_configs:
+  - server: consul:8500
+    services: [alertmanager]
+  - server: consul2:8500
+    refresh_interval: 7s
+dns_sd_configs:
+  - names: [mail.example.com]
+    type: MX
+oauth2: {client_id: a, client_secret: b, token_url: "http://idp/token"}
+)YML");
+  app::NotifierStateOptions options;
+  options.consul_sd_check_interval = std::chrono::seconds(5);
+  auto state = app::load_notifier_state(good, options);
+  REQUIRE(state);
+  CHECK((*state)->consul_refresh ==
+        std::vector<core::Duration>{std::chrono::seconds(5), std::chrono::seconds(7)});
+  CHECK((*state)->consul_sd_alert_relabel.size() == 2);
+
+  const auto bad = dir.write("bad.yml", R"YML(
+consul_sd_configs:
+  - server: consul:8500
+    proxy_url: http://proxy:3128
+    oauth2: {client_id: a, client_secret: b, token_url: "http://idp/token"}
+oauth2:
+  client_id: a
+  client_secret: b
+  token_url: http://idp/token
+  tls_config: {insecure_skip_verify: true}
+)YML");
+  auto refused = app::load_notifier_state(bad);
+  REQUIRE_FALSE(refused);
+  CHECK_THAT(refused.error().message, Catch::Contains(bad + ": oauth2.tls_config is not supported"));
+  CHECK_THAT(refused.error().message,
+             Catch::Contains(bad + ":3:5: consul_sd_configs: oauth2 is not supported"));
+  CHECK_THAT(refused.error().message,
+             Catch::Contains(bad + ":3:5: consul_sd_configs: proxy_url is not supported"));
+}
