@@ -13,6 +13,8 @@
 #include <iterator>
 #include <sstream>
 
+#include "core/limit_hits.hpp"
+
 namespace app {
 namespace {
 
@@ -317,6 +319,12 @@ std::string render_metrics(const SnapshotStore& store, const GlobalCounters& c,
            "Unix time of the last successful (re)load.");
   w.sample("vmalert_config_last_reload_success_timestamp_seconds", {},
            static_cast<double>(c.config_last_reload_success_timestamp_seconds.load()));
+  w.header("alertd_limit_hits_total", "counter",
+           "Times a limit refused, dropped or cut something (alertd; docs/faults.md, Limits).");
+  for (const core::Limit limit : core::kAllLimits) {
+    w.sample("alertd_limit_hits_total", {{"limit", core::limit_name(limit)}},
+             static_cast<double>(core::limit_hits(limit)));
+  }
   append_process_metrics(w, static_cast<double>(c.start_time_seconds.load()));
   return out;
 }

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "core/hash.hpp"
+#include "core/limit_hits.hpp"
 
 namespace app {
 namespace {
@@ -246,6 +247,7 @@ core::Result<SavedState> StateFile::read(const std::string& path) {
   in.seekg(0, std::ios::end);
   const auto size = in.tellg();
   if (size < 0 || static_cast<size_t>(size) > kMaxStateFile) {
+    if (size >= 0) core::count_limit_hit(core::Limit::state_file_size);
     return core::fail(core::Error{"state file " + path + " is larger than " +
                                       std::to_string(kMaxStateFile >> 20) + " MiB",
                                   core::ErrorKind::too_large});

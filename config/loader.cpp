@@ -25,6 +25,7 @@
 #include "config/promql.hpp"
 #include "core/duration.hpp"
 #include "core/hash.hpp"
+#include "core/limit_hits.hpp"
 
 namespace config {
 namespace {
@@ -1099,6 +1100,7 @@ std::optional<std::string> read_capped(const std::string& name, LoadResult& out)
     const size_t got = std::fread(buf, 1, sizeof buf, f);
     if (got > 0) {
       if (data.size() + got > kMaxRuleFileBytes) {
+        core::count_limit_hit(core::Limit::rule_file_size);
         out.errors.emplace_back(name + ": rule file too large: over " + cap_text() +
                                 " (the cap on one rule file)");
         return std::nullopt;
@@ -1143,6 +1145,7 @@ LoadResult load_rules(const LoadOptions& options) {
         return std::nullopt;
       }
       if (body->size() > kMaxRuleFileBytes) {
+        core::count_limit_hit(core::Limit::rule_file_size);
         out.errors.emplace_back(name + ": rule file too large: over " + cap_text());
         return std::nullopt;
       }

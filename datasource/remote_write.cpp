@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/backoff.hpp"
+#include "core/limit_hits.hpp"
 #include "core/strings.hpp"
 #include "datasource/http_querier.hpp"
 #include "remote_write.pb.h"  // generated from datasource/remote_write.proto
@@ -170,6 +171,7 @@ struct RemoteWriter::State : std::enable_shared_from_this<RemoteWriter::State> {
         if (queue.size() > options.max_queue_size) {
           dropped = queue.size() - options.max_queue_size;
           queue.erase(queue.begin(), queue.begin() + static_cast<std::ptrdiff_t>(dropped));
+          core::count_limit_hit(core::Limit::remote_write_queue, dropped);
         }
         if (queue.size() >= options.max_batch_size && !kick_posted) {
           kick_posted = true;

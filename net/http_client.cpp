@@ -20,6 +20,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/limit_hits.hpp"
 #include "net/asio.hpp"
 #include "net/gzip.hpp"
 #include "net/url.hpp"
@@ -93,6 +94,7 @@ size_t effective_cap(const Request& req) {
 }
 
 core::unexpected<core::Error> too_large(size_t cap) {
+  core::count_limit_hit(core::Limit::response_body);
   return core::fail("response exceeds max size " + std::to_string(cap) + " bytes",
                     core::ErrorKind::too_large);
 }
@@ -150,6 +152,7 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
       // The deadline starts now: time spent waiting for a slot counts against the timeout.
       const auto deadline = SteadyClock::now() + req.timeout;
       if (self->options_.max_concurrent != 0 && self->active_ >= self->options_.max_concurrent) {
+        core::count_limit_hit(core::Limit::client_in_flight);
         self->queue_.push_back(Pending{std::move(req), std::move(done), deadline});
         return;
       }
@@ -550,7 +553,10 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
         const std::string_view chunk(buf.data(), n);
         if (gunzip) {
           if (auto r = gunzip->feed(chunk, deliver); !r) {
-            if (r.error().kind == core::ErrorKind::too_large && !success) co_return resp;
+            if (r.error().kind == core::ErrorKind::too_large) {
+              if (!success) co_return resp;
+              core::count_limit_hit(core::Limit::response_body);
+            }
             co_return core::fail(r.error());
           }
         } else if (auto err = deliver(chunk)) {

@@ -19,6 +19,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "core/limit_hits.hpp"
 #include "net/asio.hpp"
 
 namespace net {
@@ -222,6 +223,7 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
         continue;
       }
       ++self->accepted_;
+      if (self->live_ >= self->max_connections_) core::count_limit_hit(core::Limit::connections);
       if (self->live_ >= self->max_connections_ && !self->evict_idle()) {
         ++self->rejected_;
         if (self->rejecting_ < kMaxRejecting) {
@@ -323,10 +325,12 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
         // Limits and malformed requests get an answer; EOF, timeouts and stop() do not.
         std::optional<http::response<http::string_body>> res;
         if (ec == http::error::body_limit) {
+          core::count_limit_hit(core::Limit::request_body);
           res = plain_response(http::status::payload_too_large,
                                "request body exceeds the limit of " +
                                    std::to_string(o.body_limit) + " bytes\n");
         } else if (ec == http::error::header_limit) {
+          core::count_limit_hit(core::Limit::request_header);
           res = plain_response(http::status::request_header_fields_too_large,
                                "request header exceeds the limit of " +
                                    std::to_string(o.header_limit) + " bytes\n");

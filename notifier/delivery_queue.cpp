@@ -9,6 +9,7 @@
 
 #include "core/backoff.hpp"
 #include "core/hash.hpp"
+#include "core/limit_hits.hpp"
 
 namespace notifier {
 
@@ -144,6 +145,7 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
       log(true, "dropped " + std::to_string(refused) + " alert(s) for " + poster->addr() +
                     ": the notifier is closed");
     if (full_drops > 0) {
+      core::count_limit_hit(core::Limit::notifier_queue, full_drops);
       log(true, "notifier queue for " + poster->addr() + " is full (" +
                     std::to_string(options.max_queue_size) +
                     " alerts, -notifier.maxQueueSize): dropped the " + std::to_string(full_drops) +

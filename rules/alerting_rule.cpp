@@ -8,6 +8,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "core/limit_hits.hpp"
 #include "templates/go_fmt.hpp"
 
 namespace rules {
@@ -387,6 +388,7 @@ core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, cor
 
   // Step 7: limit.
   if (s.ctx.limit > 0 && retained > static_cast<size_t>(s.ctx.limit)) {
+    core::count_limit_hit(core::Limit::rule_results);
     s.alerts.clear();
     return fail_round("exec exceeded limit of " + std::to_string(s.ctx.limit) + " with " +
                       std::to_string(retained) + " alerts");

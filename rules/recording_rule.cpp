@@ -4,6 +4,8 @@
 #include <unordered_set>
 #include <utility>
 
+#include "core/limit_hits.hpp"
+
 namespace rules {
 namespace {
 
@@ -68,6 +70,7 @@ core::Result<ExecStats> RecordingRule::apply(const core::QueryResult& result, co
 
   const size_t n = result.size();
   if (s.limit > 0 && n > static_cast<size_t>(s.limit)) {
+    core::count_limit_hit(core::Limit::rule_results);
     return fail_round("exec exceeded limit of " + std::to_string(s.limit) + " with " +
                       std::to_string(n) + " series");
   }

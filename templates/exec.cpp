@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "core/duration.hpp"
+#include "core/limit_hits.hpp"
 #include "templates/go_fmt.hpp"
 #include "templates/funcs.hpp"
 
@@ -550,6 +551,7 @@ class State {
   // kMaxRenderedBytes: checked after every write, so a loop stops as soon as it crosses it.
   void check_size() const {
     if (out_.size() - start_ > kMaxRenderedBytes) {
+      core::count_limit_hit(core::Limit::rendered_template);
       errorf("rendered value exceeds " + std::to_string(kMaxRenderedBytes) + " bytes");
     }
   }
@@ -937,6 +939,7 @@ class State {
     try {
       result = f != nullptr ? call_func(*f, argv) : call_method(*m, *recv, argv);
       if (result.owned && result.own.size() > kMaxRenderedBytes) {
+        core::count_limit_hit(core::Limit::rendered_template);
         throw FuncError{"result exceeds " + std::to_string(kMaxRenderedBytes) + " bytes"};
       }
     } catch (const FuncError& e) {

@@ -132,6 +132,8 @@ $PY -c "import sys; sys.exit(0 if $rounds >= 0.8 * $secs - 1 else 1)" ||
 curl -fsS "$A/metrics" >"$T/metrics.txt"
 dropped=$(awk '$1 ~ /^vmalert_alerts_dropped_total/ {s += $2} END {print s + 0}' "$T/metrics.txt")
 [ "$dropped" = 0 ] || fail "$dropped alerts dropped"
+queue_hits=$(awk '$1 == "alertd_limit_hits_total{limit=\"notifier_queue\"}" { print $2 }' "$T/metrics.txt")
+[ "$queue_hits" = 0 ] || fail "notifier queue limit hit ${queue_hits:-absent} times (want a series at 0)"
 errors=$(awk '$1 ~ /^vmalert_alerts_send_errors_total/ {s += $2} END {print s + 0}' "$T/metrics.txt")
 [ "$errors" -gt 0 ] || fail "no send errors counted"
 hwm=$(awk '/VmHWM/ {print $2}' "/proc/$ALERTD_PID/status")

@@ -119,6 +119,10 @@ for b in bad:
     print("FAIL:", b)
 sys.exit(1 if bad else 0)
 PY2
+# The 300 MB answer hits -datasource.maxResponseSize every round: counted under its limit.
+body_hits=$(metric alertd_limit_hits_total 'limit="response_body"')
+[ "${body_hits:-0}" -ge 1 ] ||
+  fail "alertd_limit_hits_total{limit=\"response_body\"} is ${body_hits:-absent} after the 300 MB answers"
 curl -fsS "http://127.0.0.1:$AM_PORT/api/v2/alerts" | grep -q '"alertname":"Healthy"' ||
   fail "the healthy group's alert is not in Alertmanager"
 hwm=$(awk '/VmHWM/ {print $2}' "/proc/$ALERTD_PID/status")

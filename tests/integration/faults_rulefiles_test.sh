@@ -124,6 +124,9 @@ for c in "${CASES[@]}"; do
   cp "$T/other.yml" "$OTHER"
 done
 kill -0 "$ALERTD_PID" || fail "alertd died"
+# The 50 MB file was refused at the rule-file cap on reload: counted under its limit.
+size_hits=$(metric alertd_limit_hits_total 'limit="rule_file_size"')
+[ "${size_hits:-0}" -ge 1 ] || fail "alertd_limit_hits_total{limit=\"rule_file_size\"} is ${size_hits:-absent}"
 rules=$(curl -fsS "$A/api/v1/rules")
 grep -q '"name":"Good"' <<<"$rules" && grep -q '"name":"Other"' <<<"$rules" ||
   fail "the old configuration is gone: $rules"

@@ -73,5 +73,11 @@ assert "${missed:-0}" == "0", "missed rounds: ${missed:-0}"
 assert $hwm < $MAX_HWM_KB, "VmHWM $hwm kB"
 PY
 kill -0 "$ALERTD_PID" || fail "alertd died"
+# The 100 MB body and the 1,100 connections hit their limits: each counted under its name.
+curl -fsS "$A/metrics" >"$T/metrics.txt"
+for limit in request_body connections; do
+  hits=$(awk -v l="alertd_limit_hits_total{limit=\"$limit\"}" '$1 == l { print $2 }' "$T/metrics.txt")
+  [ "${hits:-0}" -ge 1 ] || fail "alertd_limit_hits_total{limit=\"$limit\"} is ${hits:-absent}"
+done
 echo "faults_server: 1,100 idle + 100 MB body + 20 slowloris for ${secs}s: /-/healthy worst" \
   "${worst}s, $((iter1 - iter0)) rounds, none missed, VmHWM ${hwm} kB"

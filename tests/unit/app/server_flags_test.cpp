@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "app/flags.hpp"
 #include "app/logging.hpp"
 #include "app/metrics.hpp"
+#include "core/limit_hits.hpp"
 #include "net/url.hpp"
 
 namespace {
@@ -355,4 +357,27 @@ TEST_CASE("vmalert summaries: quantiles of the last 5 minutes", "[app][metrics]"
   CHECK((*v)[0] == 0.75);
   CHECK((*v)[4] == 1.0);
   CHECK_FALSE(q.quantiles(t0 + std::chrono::seconds(401)).has_value());
+}
+
+TEST_CASE("alertd_limit_hits_total shows every limit from the start and counts hits",
+          "[app][metrics]") {
+  app::SnapshotStore store;
+  app::GlobalCounters counters;
+  auto line = [](core::Limit l, uint64_t v) {
+    return "alertd_limit_hits_total{limit=\"" + std::string(core::limit_name(l)) + "\"} " +
+           std::to_string(v) + "\n";
+  };
+  const std::string before = app::render_metrics(store, counters, {});
+  CHECK_THAT(before, Catch::Contains("# TYPE alertd_limit_hits_total counter\n"));
+  std::set<std::string> names;
+  for (const core::Limit l : core::kAllLimits) {
+    names.emplace(core::limit_name(l));
+    CHECK_THAT(before, Catch::Contains(line(l, core::limit_hits(l))));
+  }
+  CHECK(names.size() == core::kAllLimits.size());
+  CHECK_FALSE(names.contains("unknown"));
+  const uint64_t was = core::limit_hits(core::Limit::notifier_queue);
+  core::count_limit_hit(core::Limit::notifier_queue, 3);
+  CHECK_THAT(app::render_metrics(store, counters, {}),
+             Catch::Contains(line(core::Limit::notifier_queue, was + 3)));
 }

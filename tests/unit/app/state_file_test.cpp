@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/limit_hits.hpp"
 #include "tests/fakes/fake_querier.hpp"
 
 namespace {
@@ -146,4 +147,18 @@ TEST_CASE("the state file is written atomically and read back", "[app][state]") 
   REQUIRE_FALSE(truncated);
   CHECK(truncated.error().message.find(path) != std::string::npos);
   std::filesystem::remove(path);
+}
+
+TEST_CASE("a state file over its 256 MiB cap is refused unread and counted", "[app][state]") {
+  const auto path = temp_path("huge.json");
+  std::filesystem::remove(path);
+  { std::ofstream(path) << "{}"; }
+  std::filesystem::resize_file(path, (size_t{256} << 20) + 1);  // sparse: no disk used
+  const uint64_t hits = core::limit_hits(core::Limit::state_file_size);
+  auto r = app::StateFile::read(path);
+  std::filesystem::remove(path);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().kind == core::ErrorKind::too_large);
+  CHECK_THAT(r.error().message, Catch::Contains("larger than 256 MiB"));
+  CHECK(core::limit_hits(core::Limit::state_file_size) == hits + 1);
 }

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "config/loader.hpp"
+#include "core/limit_hits.hpp"
 #include "core/hash.hpp"
 #include "templates/template.hpp"
 
@@ -886,8 +887,10 @@ TEST_CASE("read errors say why; one file is capped", "[config]") {
   }
   SECTION("an endless file stops at the cap") {
     o.paths = {"/dev/zero"};
+    const uint64_t hits = core::limit_hits(core::Limit::rule_file_size);
     CHECK(all_errors(config::load_rules(o)) ==
           "/dev/zero: rule file too large: over 32 MiB (the cap on one rule file)\n");
+    CHECK(core::limit_hits(core::Limit::rule_file_size) == hits + 1);
   }
   SECTION("a FIFO is refused at once, not waited on for a writer") {
     const std::string fifo = "/tmp/alertd-loader-test-" + std::to_string(::getpid()) + ".fifo";
@@ -908,6 +911,8 @@ TEST_CASE("read errors say why; one file is capped", "[config]") {
     o.fetch = [](const std::string&) -> core::Result<std::string> {
       return std::string(config::kMaxRuleFileBytes + 1, '#');
     };
+    const uint64_t hits = core::limit_hits(core::Limit::rule_file_size);
     CHECK_THAT(all_errors(config::load_rules(o)), Catch::Contains("too large: over 32 MiB"));
+    CHECK(core::limit_hits(core::Limit::rule_file_size) == hits + 1);
   }
 }

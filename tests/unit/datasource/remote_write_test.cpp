@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/limit_hits.hpp"
 #include "remote_write.pb.h"  // generated from datasource/remote_write.proto
 #include "tests/fakes/fake_transport.hpp"
 #include "tests/fakes/manual_loop.hpp"
@@ -200,9 +201,11 @@ TEST_CASE("remote write full queue drops the oldest rows and counts them", "[rem
   Rig rig(o);
   std::vector<core::Series> in;
   for (int i = 0; i < 6; ++i) in.push_back(row("m", "r" + std::to_string(i), i, 1000 + i));
+  const uint64_t hits = core::limit_hits(core::Limit::remote_write_queue);
   rig.writer->write(std::span(in).first(3));
   rig.writer->write(std::span(in).subspan(3));
   CHECK(rig.stats().dropped_rows_total == 2);
+  CHECK(core::limit_hits(core::Limit::remote_write_queue) == hits + 2);
   CHECK(rig.stats().errors_total == 2);
   CHECK(rig.stats().queue_size == 4);
   REQUIRE_FALSE(rig.logs.empty());

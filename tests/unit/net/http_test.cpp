@@ -11,6 +11,7 @@
 #include <set>
 #include <thread>
 
+#include "core/limit_hits.hpp"
 #include "net/asio.hpp"
 #include "net/http_client.hpp"
 #include "net/http_server.hpp"
@@ -250,14 +251,17 @@ TEST_CASE("a response above max_response_bytes fails with the cap in the message
   net::HttpClient client(ioc, {});
   net::Request req = get(base(server.port()) + "/");
   req.max_response_bytes = 100;
+  const uint64_t hits = core::limit_hits(core::Limit::response_body);
   auto r = fetch(ioc, client, req);
   REQUIRE_FALSE(r.has_value());
   CHECK_THAT(r.error().message, Catch::Contains("response exceeds max size 100 bytes"));
   CHECK(r.error().kind == core::ErrorKind::too_large);
+  CHECK(core::limit_hits(core::Limit::response_body) == hits + 1);
   req.max_response_bytes = 1000;
   auto ok = fetch(ioc, client, req);
   REQUIRE(ok.has_value());
   CHECK(ok->body.size() == 1000);
+  CHECK(core::limit_hits(core::Limit::response_body) == hits + 1);
 }
 
 TEST_CASE("the response cap is the parser's body limit: chunked, to-EOF and error answers",
@@ -472,6 +476,7 @@ TEST_CASE("max_concurrent caps requests in flight and queues the rest", "[net][c
   net::ClientOptions opts;
   opts.max_concurrent = 2;
   net::HttpClient client(ioc, opts);
+  const uint64_t hits = core::limit_hits(core::Limit::client_in_flight);
   int done = 0;
   for (int i = 0; i < 5; ++i) {
     client.send(get(base(server.port()) + "/" + std::to_string(i)),
@@ -482,6 +487,7 @@ TEST_CASE("max_concurrent caps requests in flight and queues the rest", "[net][c
   }
   REQUIRE(run_until(ioc, [&] { return done == 5; }));
   CHECK(max_in_flight == 2);
+  CHECK(core::limit_hits(core::Limit::client_in_flight) == hits + 3);  // three waited
   REQUIRE(arrivals.size() == 5);
   CHECK(std::set<std::string>{arrivals[0], arrivals[1]} == std::set<std::string>{"/0", "/1"});
   CHECK(arrivals[4] == "/4");
@@ -644,9 +650,11 @@ TEST_CASE("server: 404 from the handler, 413 above the body limit", "[net][serve
   CHECK(has_extra);
 
   post.body = std::string(4096, 'b');
+  const uint64_t hits = core::limit_hits(core::Limit::request_body);
   auto too_big = fetch(ioc, client, post);
   REQUIRE(too_big.has_value());
   CHECK(too_big->status == 413);
+  CHECK(core::limit_hits(core::Limit::request_body) == hits + 1);
   CHECK_THAT(too_big->body, Catch::Contains("1024 bytes"));
 }
 

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/limit_hits.hpp"
 #include "net/asio.hpp"
 #include "net/http_server.hpp"
 
@@ -157,10 +158,12 @@ TEST_CASE("server: over the connection cap a new connection gets 503, others are
   for (Client* cl : {&a, &b, &c}) cl->send("GET /partial HTTP/1.1\r\n");
   REQUIRE(eventually([&] { return st.server().open_connections() == 3; }));
 
+  const uint64_t hits = core::limit_hits(core::Limit::connections);
   Client over(st.port());
   over.send(get("/over"));
   const auto rejected = over.read_response();
   CHECK(status_of(rejected) == 503);
+  CHECK(core::limit_hits(core::Limit::connections) == hits + 1);
   CHECK_THAT(*rejected, Catch::Contains("Connection: close"));
   CHECK(over.closed_by_server());
   CHECK(st.server().connections_rejected() == 1);
@@ -323,6 +326,8 @@ TEST_CASE("server: header cap 431, body cap 413, malformed request 400", "[net][
                                   std::string(100, 'b'),
        200},
   };
+  const uint64_t header_hits = core::limit_hits(core::Limit::request_header);
+  const uint64_t body_hits = core::limit_hits(core::Limit::request_body);
   for (const auto& tc : cases) {
     INFO(tc.name);
     Client c(st.port());
@@ -330,6 +335,8 @@ TEST_CASE("server: header cap 431, body cap 413, malformed request 400", "[net][
     CHECK(status_of(c.read_response()) == tc.status);
     if (tc.status != 200) CHECK(c.closed_by_server());
   }
+  CHECK(core::limit_hits(core::Limit::request_header) == header_hits + 1);
+  CHECK(core::limit_hits(core::Limit::request_body) == body_hits + 2);
 }
 
 TEST_CASE("server: serves from an io_context run by several threads", "[net][server]") {

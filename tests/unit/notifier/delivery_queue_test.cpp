@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/limit_hits.hpp"
 #include "notifier/alertmanager_client.hpp"
 #include "tests/fakes/fake_transport.hpp"
 #include "tests/fakes/manual_loop.hpp"
@@ -134,10 +135,12 @@ TEST_CASE("delivery: a full queue drops the oldest alerts and counts them",
   notifier::DeliveryOptions o;
   o.max_queue_size = 3;
   Rig rig(o);
+  const uint64_t hits = core::limit_hits(core::Limit::notifier_queue);
   rig.send({alert("a", "1", rig.now()), alert("b", "1", rig.now())});
   rig.send({alert("c", "1", rig.now()), alert("d", "1", rig.now()), alert("e", "1", rig.now())});
   CHECK(rig.stats().queued == 3);
   CHECK(rig.stats().dropped == 2);
+  CHECK(core::limit_hits(core::Limit::notifier_queue) == hits + 2);
   REQUIRE_FALSE(rig.logs.empty());
   CHECK_THAT(rig.logs.back(), Catch::Contains("-notifier.maxQueueSize"));
   rig.queue->flush();

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/limit_hits.hpp"
 #include "tests/fakes/fake_querier.hpp"
 #include "tests/fakes/manual_clock.hpp"
 #include "tests/fakes/recording_notifier.hpp"
@@ -267,10 +268,13 @@ TEST_CASE("a query error leaves the alerts untouched", "[rules][errors]") {
 
 TEST_CASE("limit exceeded clears the alerts and fails the round", "[rules][errors]") {
   Harness h({.limit = 1});
+  const uint64_t hits = core::limit_hits(core::Limit::rule_results);
   REQUIRE(h.step({series("a")}));
+  CHECK(core::limit_hits(core::Limit::rule_results) == hits);
   auto res = h.step({series("a"), series("b")});
   REQUIRE_FALSE(res);
   CHECK(res.error().message == "exec exceeded limit of 1 with 2 alerts");
+  CHECK(core::limit_hits(core::Limit::rule_results) == hits + 1);
   CHECK(h.rule.alerts().empty());
   CHECK(h.rule.last_error() == res.error().message);
   CHECK(h.rule.errors_total() == 1);

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "core/limit_hits.hpp"
 #include "rules/group.hpp"
 #include "tests/fakes/fake_querier.hpp"
 
@@ -77,9 +78,11 @@ TEST_CASE("recording rule fails the round on duplicate label sets", "[rules][rec
 TEST_CASE("recording rule limit fails the round and writes nothing", "[rules][recording]") {
   auto rule = make({}, 1);
   auto result = fakes::make_result({{core::Labels{{"job", "a"}}, 1}, {core::Labels{{"job", "b"}}, 2}});
+  const uint64_t hits = core::limit_hits(core::Limit::rule_results);
   auto stats = rule.apply(result, kTs, {}, with_series());
   REQUIRE_FALSE(stats);
   CHECK(stats.error().message == "exec exceeded limit of 1 with 2 series");
+  CHECK(core::limit_hits(core::Limit::rule_results) == hits + 1);
 }
 
 TEST_CASE("a series that disappears gets a staleness marker", "[rules][recording]") {

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/limit_hits.hpp"
 #include "templates/go_fmt.hpp"
 #include "templates/template.hpp"
 
@@ -107,10 +108,12 @@ TEST_CASE("templates: the issue's printf widths render as Go does", "[templates]
 
 TEST_CASE("templates: one rendered value is capped at kMaxRenderedBytes", "[templates]") {
   STATIC_REQUIRE(templates::kMaxRenderedBytes == 1048576);
+  const uint64_t hits = core::limit_hits(core::Limit::rendered_template);
   SECTION("output written by a range loop") {
     const std::string r = render("{{ range 100000000 }}xxxxxxxx{{ end }}");
     CHECK(contains(r, "ERR error evaluating template: template: :1:"));
     CHECK(contains(r, "rendered value exceeds 1048576 bytes"));
+    CHECK(core::limit_hits(core::Limit::rendered_template) == hits + 1);
   }
   SECTION("output printed by actions") {
     const std::string r = render("{{ range 100000000 }}{{ $labels.instance }}{{ end }}");
@@ -121,6 +124,7 @@ TEST_CASE("templates: one rendered value is capped at kMaxRenderedBytes", "[temp
         "{{ $s := \"xxxxxxxx\" }}{{ range 40 }}{{ $s = printf \"%s%s\" $s $s }}{{ end }}"
         "{{ len $s }}");
     CHECK(contains(r, "error calling printf: result exceeds 1048576 bytes"));
+    CHECK(core::limit_hits(core::Limit::rendered_template) == hits + 1);
   }
   SECTION("a literal width of ten million") {
     const std::string r = render("{{ printf \"%10000000d\" 7 }}");
@@ -138,5 +142,6 @@ TEST_CASE("templates: one rendered value is capped at kMaxRenderedBytes", "[temp
   }
   SECTION("just under the cap renders") {
     CHECK(render("{{ range 1024 }}" + std::string(1024, 'z') + "{{ end }}").size() == 1048576);
+    CHECK(core::limit_hits(core::Limit::rendered_template) == hits);
   }
 }
