@@ -1,5 +1,6 @@
 #include "notifier/alertmanager_client.hpp"
 
+#include <algorithm>
 #include <string_view>
 #include <utility>
 
@@ -64,8 +65,10 @@ void AlertmanagerClient::send(std::span<const Alert> alerts,
   req.display_url = addr_;
   req.timeout = target_.timeout;
   req.max_response_bytes = target_.max_response_bytes;
-  req.body.reserve(count * 512);
+  // Sized from the last POST's bytes per alert, so the body is allocated once.
+  req.body.reserve(count * body_bytes_per_alert_);
   encode_alerts(alerts, req.body);
+  body_bytes_per_alert_ = std::max<size_t>(256, req.body.size() / count + 64);
   req.headers.reserve(2 + target_.headers.size() + headers.size());
   req.headers.emplace_back("Content-Type", "application/json");
   if (!auth_header_.empty()) req.headers.emplace_back("Authorization", auth_header_);

@@ -75,6 +75,7 @@ class AlertmanagerClient final : public Notifier {
   std::string post_url_;  // alertmanager_post_url(url): what is sent to, secrets included
   std::string addr_;      // post_url_ as shown (redacted unless show_url)
   std::string auth_header_;  // precomputed Authorization value, may be empty
+  size_t body_bytes_per_alert_ = 512;  // the last POST's, for the next body's reserve (loop only)
   std::atomic<uint64_t> sent_{0};
   std::atomic<uint64_t> errors_{0};
   mutable std::mutex mu_;  // guards last_error_

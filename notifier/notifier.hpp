@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/alert_json.hpp"
 #include "core/error.hpp"
 #include "core/labels.hpp"
 #include "core/time.hpp"
@@ -19,12 +20,19 @@
 namespace notifier {
 
 // An alert as Alertmanager's v2 API receives it.
+//
+// `json`, when set (rules/ sets it), holds the pre-built JSON of the generator URL and of the
+// labels and annotations it was built from; the encoder copies a fragment when the alert still
+// holds those very label blocks and escapes afresh what changed (alert relabeling builds new
+// labels per Alertmanager). With `json` set, `generator_url` is left empty: the URL is in the
+// fragment, and a queued alert holds one shared pointer rather than its own string.
 struct Alert {
   core::Labels labels;
   core::Labels annotations;  // sorted name -> rendered text
   core::TimePoint starts_at{};
   std::optional<core::TimePoint> ends_at;
-  std::string generator_url;
+  std::string generator_url;                     // used only without `json`
+  std::shared_ptr<const core::AlertJson> json;  // may be null
 };
 
 using SendDone = std::function<void(std::optional<core::Error>)>;

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
+#include "core/alert_json.hpp"
 #include "core/labels.hpp"
 #include "core/series.hpp"
 #include "core/time.hpp"
@@ -30,6 +32,10 @@ struct Alert {
   core::TimePoint end{};                // endsAt of the last notification
   core::TimePoint keep_firing_since{};  // zero unless a firing alert is held by keep_firing_for
   bool restored = false;                // active_at came from ALERTS_FOR_STATE
+  // The payload's pre-built JSON (generator URL, labels, annotations), built when the alert is
+  // first sent and again only when its labels or annotations block changed (or on reload); the
+  // notifications of every round and every queue share it. Null until the alert is sent.
+  std::shared_ptr<const core::AlertJson> json;
 
   // The API's "stabilizing": firing only because of keep_firing_for.
   [[nodiscard]] bool stabilizing() const {

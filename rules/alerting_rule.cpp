@@ -452,7 +452,7 @@ std::vector<notifier::Alert> AlertingRule::alerts_to_send(core::TimePoint now,
     na.annotations = a.annotations;
     na.starts_at = a.start;
     na.ends_at = a.end;
-    na.generator_url = generator_url(id);
+    na.json = payload_json(id, a);
     out.push_back(std::move(na));
   }
   return out;
@@ -524,6 +524,9 @@ void AlertingRule::update_from(AlertingRule&& newer) {
   s.ctx = std::move(n.ctx);
   s.uses_query = n.uses_query;
   s.history = std::move(n.history);
+  // The generator URL comes from the context (-external.url, group ID): build the payload
+  // fragments again at the next send.
+  for (auto& [id, a] : s.alerts) a.json.reset();
 }
 
 void AlertingRule::update_from(Rule&& newer) {
@@ -542,7 +545,7 @@ Rule::Closed AlertingRule::close(core::TimePoint now) {
     na.annotations = a.annotations;
     na.starts_at = a.start;
     na.ends_at = now;
-    na.generator_url = generator_url(id);
+    na.json = payload_json(id, a);
     out.alerts.push_back(std::move(na));
   }
   // Series timestamps are whole seconds: a rule removed within the second of its last round
@@ -660,6 +663,16 @@ std::string AlertingRule::generator_url_prefix() const {
 
 std::string AlertingRule::generator_url(uint64_t alert_id) const {
   return generator_url_prefix().append(std::to_string(alert_id));
+}
+
+const std::shared_ptr<const core::AlertJson>& AlertingRule::payload_json(uint64_t alert_id,
+                                                                        Alert& a) const {
+  // Labels are immutable blocks and an alert keeps its annotation block while the rendered text
+  // is the same: holding the same blocks means the fragment is still the alert's JSON.
+  if (!a.json || !a.json->labels_from(a.labels) || !a.json->annotations_from(a.annotations)) {
+    a.json = core::AlertJson::build(a.labels, a.annotations, generator_url(alert_id));
+  }
+  return a.json;
 }
 
 }  // namespace rules

@@ -138,6 +138,10 @@ class AlertingRule final : public Rule {
  private:
   struct Impl;
   explicit AlertingRule(std::unique_ptr<Impl> impl);
+  // `a`'s payload fragments (rules::Alert::json), rebuilt first if `a`'s labels or
+  // annotations are no longer the blocks they were built from.
+  const std::shared_ptr<const core::AlertJson>& payload_json(uint64_t alert_id, Alert& a) const;
+
   std::unique_ptr<Impl> impl_;
 };
 

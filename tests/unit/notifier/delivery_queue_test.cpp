@@ -14,6 +14,7 @@
 #include "notifier/alertmanager_client.hpp"
 #include "tests/fakes/fake_transport.hpp"
 #include "tests/fakes/manual_loop.hpp"
+#include "tests/fakes/recording_notifier.hpp"
 
 namespace {
 
@@ -368,4 +369,33 @@ TEST_CASE("delivery: send_owned queues the batch it is handed like send",
   rig.queue->flush();
   REQUIRE(rig.transport.requests.size() == 1);
   CHECK(posted(rig.transport.requests[0]) == std::vector<std::string>{"b=1", "a=2"});
+}
+
+TEST_CASE("delivery: queued alerts share the pre-built payload fragments, not copies",
+          "[notifier][delivery]") {
+  fakes::ManualLoop loop;
+  auto am1 = std::make_shared<fakes::RecordingNotifier>();
+  auto am2 = std::make_shared<fakes::RecordingNotifier>();
+  notifier::DeliveryQueue q1(loop, am1, {});
+  notifier::DeliveryQueue q2(loop, am2, {});
+  std::vector<notifier::Alert> batch;
+  for (int i = 0; i < 3; ++i) {
+    auto a = alert("h" + std::to_string(i), "x", loop.now());
+    a.json = core::AlertJson::build(a.labels, a.annotations, a.generator_url);
+    a.generator_url.clear();
+    batch.push_back(std::move(a));
+  }
+  const auto fragment = batch[0].json;
+  // As NotifierSet does: a copy to every Alertmanager but the last, the batch itself to the last.
+  q1.send(batch, {}, nullptr);
+  q2.send_owned(std::move(batch), {}, nullptr);
+  // Held by this test, the first queue and the second: one object, no string copied per queue.
+  CHECK(fragment.use_count() == 3);
+  q1.flush();
+  q2.flush();
+  REQUIRE(am1->batches.size() == 1);
+  REQUIRE(am2->batches.size() == 1);
+  CHECK(am1->batches[0].alerts[0].json.get() == fragment.get());
+  CHECK(am2->batches[0].alerts[0].json.get() == fragment.get());
+  CHECK(am1->batches[0].alerts[0].generator_url.empty());
 }

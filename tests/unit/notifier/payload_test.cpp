@@ -86,3 +86,55 @@ TEST_CASE("payload: label names sanitized to the metric-name charset", "[notifie
   CHECK(encode({a}) ==
         R"([{"startsAt":"2026-12-02T10:47:06Z","generatorURL":"","labels": {"a_a":"0","a_z":"1","b":"2"},"annotations": {"not-a-label":"kept"}}])");
 }
+
+TEST_CASE("payload: pre-built fragments give the same bytes as escaping afresh",
+          "[notifier][payload]") {
+  // Every shape the encoder handles: escaping in values, names to sanitize (with a duplicate
+  // after sanitizing), empty annotations, no endsAt, a URL to escape.
+  std::vector<notifier::Alert> plain;
+  auto add = [&](core::Labels labels, core::Labels annotations, std::string url, bool ends) {
+    notifier::Alert a;
+    a.starts_at = at("2026-12-02T10:47:06.846344494Z");
+    if (ends) a.ends_at = at("2026-12-02T10:47:26.858946525Z");
+    a.labels = std::move(labels);
+    a.annotations = std::move(annotations);
+    a.generator_url = std::move(url);
+    plain.push_back(std::move(a));
+  };
+  add({{"alertname", "A"}, {"job", "node-6"}}, {{"summary", "host value 109"}},
+      "http://vm:28880/vmalert/alert?group_id=1&alert_id=2", true);
+  add({{"alertname", "B<'\">"}, {"a-z", "1"}, {"a_z", "2"}, {"1x", "\n\t\x01"}},
+      {{"d", "bad\xff<b>"}, {"not-a-label", "kept"}}, "http://h/?q='<x>'", false);
+  add({{"alertname", "C"}}, {}, "", true);
+
+  std::vector<notifier::Alert> built = plain;
+  for (auto& a : built) {
+    a.json = core::AlertJson::build(a.labels, a.annotations, a.generator_url);
+    a.generator_url.clear();  // as rules/ sends them: the URL is only in the fragment
+  }
+  const std::string want = encode(plain);
+  CHECK(encode(built) == want);
+  CHECK(want.find(R"("labels": {"_x":"\n\t\u0001","a_z":"2","alertname":"B\u003c\u0027\">"})") !=
+        std::string::npos);
+
+  // An alert whose labels were replaced after the fragment was built (alert relabeling for one
+  // Alertmanager) gets its labels escaped afresh; the URL and annotations still come from the
+  // fragment. The same for new annotations.
+  std::vector<notifier::Alert> relabeled = built;
+  std::vector<notifier::Alert> relabeled_plain = plain;
+  for (size_t i = 0; i < relabeled.size(); ++i) {
+    relabeled[i].labels.set("via", "alertd");
+    relabeled_plain[i].labels.set("via", "alertd");
+  }
+  relabeled[2].annotations = core::Labels{{"new", "text"}};
+  relabeled_plain[2].annotations = core::Labels{{"new", "text"}};
+  CHECK(encode(relabeled) == encode(relabeled_plain));
+  CHECK(encode(relabeled).find(R"("via":"alertd")") != std::string::npos);
+  CHECK(encode(relabeled).find(R"("annotations": {"new":"text"})") != std::string::npos);
+
+  // Equal labels in another block are not taken for the fragment's: still the same bytes.
+  std::vector<notifier::Alert> copied = built;
+  copied[0].labels = core::Labels{{"job", "node-6"}, {"alertname", "A"}};
+  CHECK_FALSE(copied[0].json->labels_from(copied[0].labels));
+  CHECK(encode(copied) == want);
+}

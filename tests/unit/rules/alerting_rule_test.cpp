@@ -331,7 +331,11 @@ TEST_CASE("alerts_to_send with resendDelay 0", "[rules][send]") {
   CHECK(sent[0].starts_at == fired_at);
   CHECK(sent[0].ends_at == now + resolve);
   CHECK(sent[0].labels == h.only_alert().labels);
-  CHECK(sent[0].generator_url == h.rule.generator_url(h.only_alert().id));
+  // The generator URL travels in the pre-built fragment (the string field stays empty).
+  REQUIRE(sent[0].json);
+  CHECK(sent[0].json->generator_url_json() ==
+        "\"generatorURL\":\"" + h.rule.generator_url(h.only_alert().id) + "\"");
+  CHECK(sent[0].generator_url.empty());
   CHECK(h.only_alert().last_sent == now);
 
   // Re-sent on every round.
@@ -591,4 +595,60 @@ TEST_CASE("a round's batch through a Notifier: firing then resolved", "[rules][s
   }
   CHECK(resolved == 1);
   CHECK(n.stats().sent == 4);
+}
+
+TEST_CASE("payload fragments: rebuilt only when labels or annotations change", "[rules][send]") {
+  Harness h({.annotations = core::Labels{{"summary", "value {{ $value }}"}, {"static", "s"}}});
+  const auto resolve = 2min;
+  auto send = [&] {
+    auto sent = h.rule.alerts_to_send(h.clock.now() + 5ms, 0s, resolve);
+    REQUIRE(sent.size() == 1);
+    REQUIRE(sent[0].json);
+    return sent[0];
+  };
+  REQUIRE(h.step({series("a", 1)}));
+  const auto first = send();
+  CHECK(first.json->labels_from(first.labels));
+  CHECK(first.json->annotations_from(first.annotations));
+  CHECK(first.json->labels_json() ==
+        R"({"alertgroup":"grp","alertname":"HighLoad","instance":"a"})");
+  CHECK(first.json->annotations_json() == R"({"static":"s","summary":"value 1"})");
+  CHECK(h.only_alert().json == first.json);  // kept on the alert
+
+  // Same value: the annotations render the same, the alert keeps its blocks and the fragment
+  // is not rebuilt (the very same object goes out again).
+  REQUIRE(h.step({series("a", 1)}));
+  const auto same = send();
+  CHECK(same.json == first.json);
+  CHECK(same.annotations.shares_block_with(first.annotations));
+
+  // A new value changes the rendered annotation: a new fragment with the new text, same labels.
+  REQUIRE(h.step({series("a", 2)}));
+  const auto changed = send();
+  CHECK(changed.json != first.json);
+  CHECK(changed.json->annotations_json() == R"({"static":"s","summary":"value 2"})");
+  CHECK(changed.json->labels_json() == first.json->labels_json());
+  CHECK(changed.json->generator_url_json() == first.json->generator_url_json());
+
+  // And that one is kept while nothing changes again; a resolved alert keeps it too.
+  REQUIRE(h.step({series("a", 2)}));
+  CHECK(send().json == changed.json);
+  REQUIRE(h.step({}));
+  CHECK(send().json == changed.json);
+}
+
+TEST_CASE("payload fragments: a label that changes on the alert rebuilds them",
+          "[rules][send]") {
+  // An alert's labels are its identity, so they change only by assignment: a fragment built from
+  // other label blocks is never taken as valid, even for equal labels.
+  rules::Alert a;
+  a.labels = core::Labels{{"alertname", "A"}, {"x", "1"}};
+  a.annotations = core::Labels{{"k", "v"}};
+  auto j = core::AlertJson::build(a.labels, a.annotations, "u");
+  CHECK(j->labels_from(a.labels));
+  CHECK_FALSE(j->labels_from(core::Labels{{"alertname", "A"}, {"x", "1"}}));
+  a.labels.set("x", "2");
+  CHECK_FALSE(j->labels_from(a.labels));
+  CHECK(j->annotations_from(a.annotations));
+  CHECK(j->generator_url_json() == R"("generatorURL":"u")");
 }

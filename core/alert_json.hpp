@@ -1,0 +1,78 @@
+// core::AlertJson: the parts of one Alertmanager v2 alert that stay the same from one
+// notification to the next, pre-built as the exact JSON vmalert's alertmanager_request.qtpl
+// writes (quicktemplate escaping, core::JsonEscape::qtpl; label names sanitized to the
+// metric-name charset, sorted, a later duplicate winning):
+//   "generatorURL":"<url>"     labels: {"a":"x",...}     annotations: {"k":"v",...}
+// A payload (notifier/alertmanager_payload.hpp) copies these fragments around the timestamps
+// instead of escaping every label and annotation again each round (the idea of the seed
+// mattermost-raw-json-encoding: parts that are already JSON are written straight into the
+// output).
+//
+// Why it is here and holds Labels: rules/ keeps one per alert (rules::Alert::json) and must not
+// see notifier/; the labels and annotations it was built from are held (a reference count each,
+// the blocks are the alert's own), so "is it still valid" is a pointer comparison of blocks
+// that cannot be fooled by a freed block's address being reused. Labels are immutable and an
+// alert keeps its annotation block while the rendered text does not change
+// (rules/alerting_rule.cpp), so an unchanged alert finds its fragment valid and a changed one
+// does not. Immutable once built: shared by the rule, queued alerts and every Alertmanager.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "core/labels.hpp"
+
+namespace core {
+
+class AlertJson {
+ public:
+  // One allocation for the object and its bytes would be smaller; a string keeps it simple and
+  // the fragment is built only for alerts that are sent.
+  [[nodiscard]] static std::shared_ptr<const AlertJson> build(const Labels& labels,
+                                                             const Labels& annotations,
+                                                             std::string_view generator_url);
+
+  // Whether the fragments were built from these very label blocks (not just equal ones).
+  [[nodiscard]] bool labels_from(const Labels& labels) const {
+    return labels_.shares_block_with(labels);
+  }
+  [[nodiscard]] bool annotations_from(const Labels& annotations) const {
+    return annotations_.shares_block_with(annotations);
+  }
+
+  // `"generatorURL":"<url>"`
+  [[nodiscard]] std::string_view generator_url_json() const {
+    return std::string_view(json_).substr(0, labels_at_);
+  }
+  // `{"a":"x",...}` (sanitized names)
+  [[nodiscard]] std::string_view labels_json() const {
+    return std::string_view(json_).substr(labels_at_, annotations_at_ - labels_at_);
+  }
+  // `{"k":"v",...}`
+  [[nodiscard]] std::string_view annotations_json() const {
+    return std::string_view(json_).substr(annotations_at_);
+  }
+  // Heap bytes held by the fragment itself (not the shared label blocks), for memory figures.
+  [[nodiscard]] size_t heap_bytes() const { return sizeof(AlertJson) + json_.capacity(); }
+
+ private:
+  Labels labels_;
+  Labels annotations_;
+  std::string json_;
+  uint32_t labels_at_ = 0;
+  uint32_t annotations_at_ = 0;
+};
+
+// Appends `items` as a JSON object in the payload's form: {"name":"value",...} in name order,
+// qtpl escaping. With `sanitize_names`, names outside [a-zA-Z_:][a-zA-Z0-9_:]* are sanitized
+// (every other byte becomes '_'), sorted again, and of two equal names the later one wins.
+void append_alert_label_object(std::string& out, const Labels& items, bool sanitize_names);
+
+// Label names must match [a-zA-Z_:][a-zA-Z0-9_:]*: every other byte becomes '_' (a leading
+// digit too). An empty name stays empty.
+[[nodiscard]] std::string sanitize_alert_label_name(std::string_view name);
+[[nodiscard]] bool is_alert_label_name(std::string_view name);
+
+}  // namespace core
