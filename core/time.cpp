@@ -6,21 +6,49 @@
 namespace core {
 namespace {
 
-void append_date_time(std::string& out, TimePoint t, long long& nanos_out) {
+// Writes `v` as exactly `width` decimal digits (zero-padded) at `p`; returns the end.
+char* put_digits(char* p, unsigned long long v, int width) {
+  for (int i = width - 1; i >= 0; --i) {
+    p[i] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  }
+  return p + width;
+}
+
+// "YYYY-MM-DDTHH:MM:SS" into `buf` (at least 32 bytes); returns the end. Hand-written digits:
+// the payload formats two of these per alert, and snprintf was most of an unchanged alert's
+// cost. Years outside 0..9999 fall back to snprintf (Go prints them in full, so does this).
+char* put_date_time(char* buf, TimePoint t, long long& nanos_out) {
   using namespace std::chrono;
   const auto secs = floor<seconds>(t);
   nanos_out = (t - secs).count();
   const auto days = floor<std::chrono::days>(secs);
   const year_month_day ymd{days};
   const hh_mm_ss hms{secs - days};
+  const int year = static_cast<int>(ymd.year());
+  char* p = buf;
+  if (year >= 0 && year <= 9999) {
+    p = put_digits(p, static_cast<unsigned>(year), 4);
+  } else {
+    p += std::snprintf(p, 16, "%04d", year);
+  }
+  *p++ = '-';
+  p = put_digits(p, static_cast<unsigned>(ymd.month()), 2);
+  *p++ = '-';
+  p = put_digits(p, static_cast<unsigned>(ymd.day()), 2);
+  *p++ = 'T';
+  p = put_digits(p, static_cast<unsigned long long>(hms.hours().count()), 2);
+  *p++ = ':';
+  p = put_digits(p, static_cast<unsigned long long>(hms.minutes().count()), 2);
+  *p++ = ':';
+  p = put_digits(p, static_cast<unsigned long long>(hms.seconds().count()), 2);
+  return p;
+}
+
+void append_date_time(std::string& out, TimePoint t, long long& nanos_out) {
   char buf[32];
-  const int n = std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02lld:%02lld:%02lld",
-                              static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
-                              static_cast<unsigned>(ymd.day()),
-                              static_cast<long long>(hms.hours().count()),
-                              static_cast<long long>(hms.minutes().count()),
-                              static_cast<long long>(hms.seconds().count()));
-  out.append(buf, static_cast<size_t>(n));
+  const char* end = put_date_time(buf, t, nanos_out);
+  out.append(buf, static_cast<size_t>(end - buf));
 }
 
 bool parse_int(std::string_view s, size_t pos, size_t len, int& out) {
@@ -39,17 +67,21 @@ std::string format_rfc3339_seconds(TimePoint t) {
   return out;
 }
 
-void append_rfc3339_nano(std::string& out, TimePoint t) {
+size_t put_rfc3339_nano(char* buf, TimePoint t) {
   long long nanos = 0;
-  append_date_time(out, t, nanos);
+  char* p = put_date_time(buf, t, nanos);
   if (nanos != 0) {
-    char buf[16];
-    std::snprintf(buf, sizeof buf, ".%09lld", nanos);
-    std::string_view frac(buf);
-    while (frac.back() == '0') frac.remove_suffix(1);
-    out.append(frac);
+    *p++ = '.';
+    p = put_digits(p, static_cast<unsigned long long>(nanos), 9);
+    while (p[-1] == '0') --p;  // Go's RFC3339Nano drops trailing zeros
   }
-  out += 'Z';
+  *p++ = 'Z';
+  return static_cast<size_t>(p - buf);
+}
+
+void append_rfc3339_nano(std::string& out, TimePoint t) {
+  char buf[kRfc3339NanoMax];
+  out.append(buf, put_rfc3339_nano(buf, t));
 }
 
 std::string format_rfc3339_nano(TimePoint t) {

@@ -30,6 +30,9 @@ std::string format_rfc3339_seconds(TimePoint t);
 std::string format_rfc3339_nano(TimePoint t);
 // Appends format_rfc3339_nano(t) to out without a temporary string.
 void append_rfc3339_nano(std::string& out, TimePoint t);
+// Writes format_rfc3339_nano(t) into `buf` (kRfc3339NanoMax bytes); returns its length.
+inline constexpr size_t kRfc3339NanoMax = 48;
+size_t put_rfc3339_nano(char* buf, TimePoint t);
 // Parses RFC 3339 ("2023-11-14T22:13:20Z", "...T22:13:20.5+01:00"). Returns false on error.
 bool parse_rfc3339(std::string_view text, TimePoint& out);
 

@@ -5,6 +5,10 @@
 namespace notifier {
 
 void encode_alerts(std::span<const Alert> alerts, std::string& out) {
+  // The alerts of one round share their endsAt (now + resolve duration): format it once.
+  char ends[core::kRfc3339NanoMax];
+  size_t ends_len = 0;
+  core::TimePoint ends_of{};
   out += '[';
   bool first = true;
   for (const auto& a : alerts) {
@@ -21,8 +25,12 @@ void encode_alerts(std::span<const Alert> alerts, std::string& out) {
       append_json_string(out, a.generator_url);
     }
     if (a.ends_at && *a.ends_at != core::TimePoint{}) {
+      if (ends_len == 0 || *a.ends_at != ends_of) {
+        ends_len = core::put_rfc3339_nano(ends, *a.ends_at);
+        ends_of = *a.ends_at;
+      }
       out += ",\"endsAt\":\"";
-      core::append_rfc3339_nano(out, *a.ends_at);
+      out.append(ends, ends_len);
       out += '"';
     }
     out += ",\"labels\": ";

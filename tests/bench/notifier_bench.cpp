@@ -1,4 +1,6 @@
-// bench_notifier: the Alertmanager payload for a batch of alerts shaped like vmalert-observed.md's
+// bench_notifier: BM_Payload10_*: issue 10's encoder benchmark (1,000 alerts of 10 labels and
+// 2 annotations: unchanged since the last round, all changed, the old encoder, and a RapidJSON
+// Writer building the same bytes). And the Alertmanager payload for a batch of alerts shaped like vmalert-observed.md's
 // example (13 labels, 2 annotations), written by notifier::encode_alerts, against a baseline
 // that builds the same JSON with RapidJSON's Writer (plus the two spaces vmalert's qtpl adds).
 // And bench_rules' AlertingRule::apply for a steady firing rule (same labels, literal annotations).
@@ -7,6 +9,7 @@
 #include <rapidjson/writer.h>
 
 #include <chrono>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -119,6 +122,191 @@ void BM_EncodeAlertsRapidJsonBaseline(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(bytes) * state.iterations());
 }
 BENCHMARK(BM_EncodeAlertsRapidJsonBaseline)->Arg(10)->Arg(1000);
+
+// The issue-10 shape: 10 labels (8 from the series, alertgroup, alertname) and 2 annotations,
+// as rules/ sends them: pre-built fragments (core::AlertJson) and no generator_url string.
+std::vector<notifier::Alert> make_batch10(int n, bool fragments) {
+  std::vector<notifier::Alert> out;
+  const auto t0 = core::from_unix_ms(1'764'672'426'846) + 344494ns;
+  for (int i = 0; i < n; ++i) {
+    const std::string s = std::to_string(i);
+    notifier::Alert a;
+    a.labels = core::Labels{{"alertgroup", "A_group_001"},
+                            {"alertname", "A_g001_r0000"},
+                            {"dc", "dc1"},
+                            {"env", "prod"},
+                            {"instance", "host-" + s + ":9100"},
+                            {"job", "node-" + std::to_string(i % 10)},
+                            {"pod", "pod-" + s + "-abcdef"},
+                            {"region", "eu-west-0"},
+                            {"service", "svc-" + std::to_string(i % 10)},
+                            {"severity", "warning"}};
+    a.annotations =
+        core::Labels{{"summary", "host-" + s + ":9100 value 109"},
+                     {"description", "rule 1/0: job=node-6 pod=pod-" + s + "-abcdef value=109.00"}};
+    // Alerts start at different times (no two startsAt alike); they share the round's endsAt.
+    a.starts_at = t0 - std::chrono::milliseconds(1237 * i) - std::chrono::nanoseconds(7919 * i);
+    a.ends_at = t0 + 20s;
+    a.generator_url = "http://vm:28880/vmalert/alert?group_id=6810664301820910224&alert_id=" +
+                      std::to_string(3405761999840421324ULL + static_cast<uint64_t>(i));
+    if (fragments) {
+      a.json = core::AlertJson::build(a.labels, a.annotations, a.generator_url);
+      a.generator_url.clear();
+    }
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+// What a RapidJSON Writer builds for `batch` (timestamps formatted into a reused buffer, so the
+// baseline allocates nothing per alert either). The same bytes as encode_alerts except the two
+// spaces vmalert's template puts after "labels": and "annotations": (a Writer cannot).
+void write_with_rapidjson(const std::vector<notifier::Alert>& batch,
+                          const std::vector<std::string>& urls, rapidjson::StringBuffer& sb,
+                          std::string& ts) {
+  sb.Clear();
+  rapidjson::Writer<rapidjson::StringBuffer> w(sb);
+  auto str = [&](std::string_view v) {
+    w.String(v.data(), static_cast<rapidjson::SizeType>(v.size()));
+  };
+  auto object = [&](const core::Labels& ls) {
+    w.StartObject();
+    for (const auto& l : ls) {
+      w.Key(l.name.data(), static_cast<rapidjson::SizeType>(l.name.size()));
+      str(l.value);
+    }
+    w.EndObject();
+  };
+  w.StartArray();
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const auto& a = batch[i];
+    w.StartObject();
+    w.Key("startsAt");
+    ts.clear();
+    core::append_rfc3339_nano(ts, a.starts_at);
+    str(ts);
+    w.Key("generatorURL");
+    str(urls[i]);
+    w.Key("endsAt");
+    ts.clear();
+    core::append_rfc3339_nano(ts, *a.ends_at);
+    str(ts);
+    w.Key("labels");
+    object(a.labels);
+    w.Key("annotations");
+    object(a.annotations);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+std::vector<std::string> urls_of(int n) {
+  std::vector<std::string> out;
+  for (int i = 0; i < n; ++i) {
+    out.push_back("http://vm:28880/vmalert/alert?group_id=6810664301820910224&alert_id=" +
+                  std::to_string(3405761999840421324ULL + static_cast<uint64_t>(i)));
+  }
+  return out;
+}
+
+// The payload with the two template spaces taken out, to compare with the Writer's.
+std::string without_template_spaces(std::string s) {
+  for (const std::string_view k : {"\"labels\": {", "\"annotations\": {"}) {
+    for (size_t at = 0; (at = s.find(k, at)) != std::string::npos; at += k.size() - 1) {
+      s.erase(at + k.size() - 2, 1);
+    }
+  }
+  return s;
+}
+
+void report(benchmark::State& state, uint64_t allocs_before, size_t bytes, int alerts) {
+  state.counters["allocs/alert"] = benchmark::Counter(
+      static_cast<double>(alertd_bench::alloc_stats().allocations - allocs_before) /
+      static_cast<double>(state.iterations()) / alerts);
+  state.SetBytesProcessed(static_cast<int64_t>(bytes) * state.iterations());
+  state.SetItemsProcessed(static_cast<int64_t>(alerts) * state.iterations());
+}
+
+// (a) Nothing changed since the last round: every fragment is valid, the payload is copies
+// plus timestamps into a reused buffer.
+void BM_Payload10_Unchanged(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  const auto batch = make_batch10(n, true);
+  std::string out;
+  {  // the same bytes as escaping afresh, and as the Writer's but for the template's spaces
+    std::string fresh;
+    notifier::encode_alerts(make_batch10(n, false), fresh);
+    notifier::encode_alerts(batch, out);
+    rapidjson::StringBuffer sb;
+    std::string ts;
+    write_with_rapidjson(batch, urls_of(n), sb, ts);
+    if (out != fresh || without_template_spaces(out) != sb.GetString()) {
+      state.SkipWithError("payload bytes differ");
+      return;
+    }
+  }
+  const auto before = alertd_bench::alloc_stats().allocations;
+  for (auto _ : state) {
+    out.clear();
+    notifier::encode_alerts(batch, out);
+    benchmark::DoNotOptimize(out.data());
+  }
+  report(state, before, out.size(), n);
+}
+BENCHMARK(BM_Payload10_Unchanged)->Arg(1000);
+
+// (b) Every alert changed since the last round (new annotation blocks, as when every rendered
+// annotation differs): every fragment is built again, then the payload written from them.
+void BM_Payload10_AllChanged(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  auto batch = make_batch10(n, true);
+  const auto urls = urls_of(n);
+  std::string out;
+  const auto before = alertd_bench::alloc_stats().allocations;
+  for (auto _ : state) {
+    for (int i = 0; i < n; ++i) {
+      auto& a = batch[static_cast<size_t>(i)];
+      a.json = core::AlertJson::build(a.labels, a.annotations, urls[static_cast<size_t>(i)]);
+    }
+    out.clear();
+    notifier::encode_alerts(batch, out);
+    benchmark::DoNotOptimize(out.data());
+  }
+  report(state, before, out.size(), n);
+}
+BENCHMARK(BM_Payload10_AllChanged)->Arg(1000);
+
+// The encoder as it was: every label and annotation escaped afresh (no fragments).
+void BM_Payload10_NoFragments(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  const auto batch = make_batch10(n, false);
+  std::string out;
+  const auto before = alertd_bench::alloc_stats().allocations;
+  for (auto _ : state) {
+    out.clear();
+    notifier::encode_alerts(batch, out);
+    benchmark::DoNotOptimize(out.data());
+  }
+  report(state, before, out.size(), n);
+}
+BENCHMARK(BM_Payload10_NoFragments)->Arg(1000);
+
+// Baseline: a RapidJSON Writer into a reused StringBuffer, same alerts.
+void BM_Payload10_RapidJsonWriter(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  const auto batch = make_batch10(n, true);
+  const auto urls = urls_of(n);
+  rapidjson::StringBuffer sb;
+  std::string ts;
+  write_with_rapidjson(batch, urls, sb, ts);  // warm the buffer
+  const auto before = alertd_bench::alloc_stats().allocations;
+  for (auto _ : state) {
+    write_with_rapidjson(batch, urls, sb, ts);
+    benchmark::DoNotOptimize(sb.GetString());
+  }
+  report(state, before, sb.GetSize(), n);
+}
+BENCHMARK(BM_Payload10_RapidJsonWriter)->Arg(1000);
 
 // One evaluation round of a firing rule over N series (steady state: every alert exists).
 void BM_AlertingRuleApply(benchmark::State& state) {
