@@ -367,12 +367,20 @@ std::vector<std::shared_ptr<notifier::Notifier>> NotifierPool::update(
   }
   for (auto& e : live_) {
     if (!e) continue;
-    e->queue->close();
+    e->queue->close([weak = std::weak_ptr<NotifierPool*>(alive_), entry = e.get()] {
+      if (auto pool = weak.lock()) (*pool)->free_retired(entry);
+    });
     e->transport->close();
     retired_.push_back(std::move(e));
   }
   live_ = std::move(next);
   return out;
+}
+
+void NotifierPool::free_retired(const Entry* entry) {
+  // The queue no longer calls its client, nor the client its transport: free both. The queue
+  // object itself may live on in a notifier list still held elsewhere; closed, it only counts.
+  std::erase_if(retired_, [entry](const auto& e) { return e.get() == entry; });
 }
 
 void NotifierPool::close() {

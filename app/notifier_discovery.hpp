@@ -126,17 +126,23 @@ class NotifierPool {
       const std::vector<DiscoveredTarget>& found, std::vector<std::string>& errors);
   // Shutdown: drops what the queues hold and closes the connections.
   void close();
+  // Targets removed but not freed yet: their sender still has a POST in flight.
+  [[nodiscard]] size_t retired() const { return retired_.size(); }
 
  private:
   struct Entry;
+  void free_retired(const Entry* entry);
   core::Clock& clock_;
   notifier::DeliveryOptions delivery_;
   bool show_url_;
   TransportFactory make_transport_;
   std::vector<std::unique_ptr<Entry>> live_;
-  // Closed targets: kept until the pool goes (their transports may have callbacks pending).
+  // Removed targets, closed, kept until their queue reports that no POST is in flight (the
+  // transport may still complete one), then freed with their client and connections.
   std::vector<std::unique_ptr<Entry>> retired_;
   bool closed_ = false;
+  // Lets a queue's "stopped" callback, posted to the loop, find out that the pool is gone.
+  std::shared_ptr<NotifierPool*> alive_ = std::make_shared<NotifierPool*>(this);
 };
 
 // The discovery thread: discovery on the thread (file reads), the swap on the loop.

@@ -80,6 +80,7 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
   bool waiting = false;  // for the backoff timer
   bool closed = false;
   bool kick_posted = false;
+  std::function<void()> on_stopped;  // close()'s: posted when the last POST is answered
   core::Backoff backoff;
   std::unique_ptr<core::Timer> retry_timer;
 
@@ -227,9 +228,11 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
     const bool retry = err && err->retryable();
     core::Duration wait{};
     size_t lost = 0;
+    std::function<void()> stopped;
     {
       std::lock_guard lock(mu);
       --posts_in_flight;
+      if (closed && posts_in_flight == 0) stopped = std::move(on_stopped);
       alerts_in_flight -= n;
       ++posts;
       send_seconds += took;
@@ -267,6 +270,10 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
       if (lost > 0) msg += "; dropped " + std::to_string(lost) + " alert(s)";
       log(!retry, msg);
     }
+    if (stopped) {
+      clock->post(std::move(stopped));
+      return;
+    }
     if (wait > core::Duration::zero()) {
       retry_timer->start(wait, [weak = weak_from_this()] {
         if (auto self = weak.lock()) {
@@ -282,12 +289,17 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
     pump();
   }
 
-  void close() {
+  void close(std::function<void()> stopped) {
     size_t lost = 0;
+    bool stopped_now = false;
     {
       std::lock_guard lock(mu);
-      if (closed) return;
-      closed = true;
+      if (stopped && posts_in_flight > 0) {
+        on_stopped = std::move(stopped);
+      } else {
+        stopped_now = static_cast<bool>(stopped);
+      }
+      closed = true;  // a second close() finds nothing left to drop
       waiting = false;
       lost = order.size();
       dropped += lost;
@@ -302,6 +314,7 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
       log(true, "dropped " + std::to_string(lost) + " queued alert(s) for " + poster->addr() +
                     " at shutdown");
     }
+    if (stopped_now) clock->post(std::move(stopped));
   }
 };
 
@@ -333,7 +346,9 @@ void DeliveryQueue::send_owned(std::vector<Alert> alerts, const Headers& headers
 
 void DeliveryQueue::flush() { state_->pump(); }
 
-void DeliveryQueue::close() { state_->close(); }
+void DeliveryQueue::close(std::function<void()> on_stopped) {
+  state_->close(std::move(on_stopped));
+}
 
 std::string DeliveryQueue::addr() const { return state_->poster->addr(); }
 

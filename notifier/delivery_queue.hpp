@@ -81,8 +81,10 @@ class DeliveryQueue final : public Notifier {
   [[nodiscard]] core::Labels target_labels() const override;
 
   // Shutdown: cancels the retry wait, drops (and counts) what is queued and refuses what comes
-  // later. POSTs in flight finish (or are canceled by the transport).
-  void close();
+  // later. POSTs in flight finish (or are canceled by the transport). `on_stopped`, if given,
+  // runs on the clock's loop (posted, never inline) once no POST is in flight any more: from
+  // then on the poster is never called again, so its transport may be freed.
+  void close(std::function<void()> on_stopped = {});
 
   struct State;
 

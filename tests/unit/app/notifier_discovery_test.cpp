@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -160,6 +161,81 @@ TEST_CASE("notifier config: a refresh keeps the queue of a target that stays",
   CHECK(errors.size() == 1);
   CHECK(third.size() == 2);
   CHECK(third[0]->stats().queued == 1);
+}
+
+namespace {
+
+// A transport that tells when it is destroyed; the requests go to a FakeTransport the test owns.
+class WatchedTransport final : public net::Transport {
+ public:
+  WatchedTransport(fakes::FakeTransport& inner, bool& destroyed)
+      : inner_(inner), destroyed_(destroyed) {}
+  ~WatchedTransport() override { destroyed_ = true; }
+  void send(net::Request req, net::ResponseHandler done) override {
+    inner_.send(std::move(req), std::move(done));
+  }
+  void close() override { inner_.close(); }
+
+ private:
+  fakes::FakeTransport& inner_;
+  bool& destroyed_;
+};
+
+}  // namespace
+
+TEST_CASE("notifier config: a removed target is freed once its sender has stopped",
+          "[app][notifier]") {
+  TempDir dir;
+  const auto sd = dir.write("am.yml", "- targets: [am1:9093, am2:9093, am3:9093]\n");
+  const auto cfg = dir.write("notifier.yml", "file_sd_configs:\n  - files: [am.yml]\n");
+  auto state = app::load_notifier_state(cfg);
+  REQUIRE(state);
+  app::FileSdCache cache;
+  std::vector<std::string> errors;
+  fakes::ManualLoop loop;
+  std::deque<fakes::FakeTransport> fakes_by_target;  // stable addresses
+  std::deque<bool> destroyed;
+  app::NotifierPool pool{loop, notifier::DeliveryOptions{}, false,
+                         [&](const net::TlsOptions&) -> std::unique_ptr<net::Transport> {
+                           auto& fake = fakes_by_target.emplace_back();
+                           auto& flag = destroyed.emplace_back(false);
+                           return std::make_unique<WatchedTransport>(fake, flag);
+                         }};
+  auto first = pool.update(*state, app::discover_targets(**state, cache, errors), errors);
+  REQUIRE(first.size() == 3);
+  // am1 and am2 have a POST in flight (not answered yet); am3 has nothing in flight.
+  for (size_t i = 0; i < 2; ++i) {
+    first[i]->send_owned({alert({{"alertname", "Q"}})}, {}, nullptr);
+    first[i]->flush();
+  }
+  REQUIRE(fakes_by_target[0].pending() == 1);
+  REQUIRE(fakes_by_target[1].pending() == 1);
+
+  // am2 and am3 go.
+  dir.write("am.yml", "- targets: [am1:9093]\n");
+  auto second = pool.update(*state, app::discover_targets(**state, cache, errors), errors);
+  first.clear();  // as the NotifierSet drops the old list
+  REQUIRE(second.size() == 1);
+  CHECK(pool.retired() == 2);
+  loop.run_ready();
+  // am3's sender had stopped: freed. am2's POST is still in flight: kept.
+  CHECK(pool.retired() == 1);
+  CHECK(destroyed[2]);
+  CHECK_FALSE(destroyed[1]);
+  CHECK_FALSE(destroyed[0]);
+
+  // am2's transport answers (canceled, since it was closed): now it goes too.
+  CHECK(fakes_by_target[1].complete_all() == 1);
+  CHECK(pool.retired() == 1);  // freed on the loop, not inside the transport's callback
+  loop.run_ready();
+  CHECK(pool.retired() == 0);
+  CHECK(destroyed[1]);
+  CHECK_FALSE(destroyed[0]);  // am1 stays, its POST still in flight
+  CHECK(second[0]->stats().in_flight == 1);
+  fakes_by_target[0].complete_all();
+  loop.run_ready();
+  CHECK(second[0]->stats().in_flight == 0);
+  pool.close();
 }
 
 TEST_CASE("notifier config: load errors name file, line and column", "[app][notifier]") {
