@@ -6,15 +6,29 @@
 // the handler synchronously, write the response (write_timeout), loop while keep-alive. The
 // accept loop enforces max_connections: over it, the longest-idle session (keep-alive, or fresh
 // and silent so far) is closed to make room, or the new connection gets a 503 (at most kMaxRejecting of those at once; the
-// rest are closed without an answer). stop() closes the acceptor and every open session.
+// rest are closed without an answer). stop() closes the acceptors and every open session;
+// shutdown() lets the sessions inside a request finish first.
+//
+// HTTPS listeners: the session first reads the client's first bytes as a plain TCP read
+// (idle, under the header deadline); a TLS record (0x16) goes to the handshake with those bytes,
+// anything else gets Go's plain-text 400. Each listener holds a shared_ptr to its current
+// ssl::context; a new connection checks the files' stamps at most once a second and swaps in a
+// freshly loaded context when they changed (sessions keep the context they started with).
 #include "net/http_server.hpp"
 
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cctype>
+#include <cerrno>
 #include <charconv>
+#include <cstdio>
+#include <cstring>
 #include <exception>
 #include <optional>
 #include <unordered_map>
@@ -27,6 +41,7 @@ namespace net {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
+namespace ssl = asio::ssl;
 using tcp = asio::ip::tcp;
 using SteadyClock = std::chrono::steady_clock;
 
@@ -67,7 +82,156 @@ http::response<http::string_body> plain_response(http::status status, std::strin
   return res;
 }
 
+
+// Go's answer to plain HTTP on an HTTPS port (net/http/server.go).
+constexpr std::string_view kPlainHttpOnTls =
+    "HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n";
+// The first byte of a TLS record carrying a handshake message (a ClientHello).
+constexpr unsigned char kTlsHandshakeRecord = 0x16;
+constexpr auto kCertCheckInterval = std::chrono::seconds(1);
+
+// OpenSSL's queued errors as one line (the reasons, innermost last), the queue emptied.
+std::string openssl_errors() {
+  std::string out;
+  while (const unsigned long e = ERR_get_error()) {
+    const char* reason = ERR_reason_error_string(e);
+    if (!out.empty()) out += ": ";
+    out += reason != nullptr ? reason : "error " + std::to_string(e);
+  }
+  return out.empty() ? "unknown error" : out;
+}
+
+std::string upper(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+core::Result<int> tls_version(const std::string& name) {
+  const std::string n = upper(name);
+  if (n.empty() || n == "TLS12") return TLS1_2_VERSION;
+  if (n == "TLS13") return TLS1_3_VERSION;
+  if (n == "TLS11") return TLS1_1_VERSION;
+  if (n == "TLS10") return TLS1_VERSION;
+  return core::fail("unsupported TLS version \"" + name + "\" (want TLS10, TLS11, TLS12 or TLS13)",
+                    core::ErrorKind::bad_config);
+}
+
+// Go's names (IANA's) to OpenSSL's cipher list; TLS 1.3 suites are accepted and left out, as
+// Go ignores them in tls.Config.CipherSuites.
+core::Result<std::string> cipher_list(SSL_CTX* probe, const std::vector<std::string>& names) {
+  std::string list;
+  if (SSL_CTX_set_cipher_list(probe, "ALL:COMPLEMENTOFALL") != 1) {
+    return core::fail("cannot list OpenSSL's cipher suites: " + openssl_errors(),
+                      core::ErrorKind::bad_config);
+  }
+  const STACK_OF(SSL_CIPHER)* all = SSL_CTX_get_ciphers(probe);
+  for (const std::string& name : names) {
+    const std::string want = upper(name);
+    const SSL_CIPHER* found = nullptr;
+    for (int i = 0; all != nullptr && i < sk_SSL_CIPHER_num(all); ++i) {
+      const SSL_CIPHER* c = sk_SSL_CIPHER_value(all, i);
+      const char* standard = SSL_CIPHER_standard_name(c);
+      if (standard != nullptr && upper(standard) == want) found = c;
+    }
+    if (found == nullptr) {
+      return core::fail("unsupported TLS cipher suite name \"" + name + "\"",
+                        core::ErrorKind::bad_config);
+    }
+    if (std::string_view(SSL_CIPHER_get_version(found)) == "TLSv1.3") continue;
+    if (!list.empty()) list += ':';
+    list += SSL_CIPHER_get_name(found);
+  }
+  return list;
+}
+
+// Readable as a regular file? The OS's reason otherwise ("no such file or directory").
+core::Result<void> check_readable(const char* what, const std::string& path) {
+  if (path.empty()) return core::fail(std::string(what) + " is not set", core::ErrorKind::bad_config);
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) {
+    std::string why = std::strerror(errno);
+    if (!why.empty()) why[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(why[0])));
+    return core::fail("cannot read " + std::string(what) + " \"" + path + "\": " + why,
+                      core::ErrorKind::bad_config);
+  }
+  std::fclose(f);
+  return {};
+}
+
+core::Result<std::shared_ptr<ssl::context>> make_server_context(const ServerTls& t) {
+  if (auto r = check_readable("TLS certificate file", t.cert_file); !r) return core::fail(r.error());
+  if (auto r = check_readable("TLS key file", t.key_file); !r) return core::fail(r.error());
+  auto version = tls_version(t.min_version);
+  if (!version) return core::fail(version.error());
+  auto ctx = std::make_shared<ssl::context>(ssl::context::tls_server);
+  SSL_CTX* native = ctx->native_handle();
+  ERR_clear_error();
+  std::string ciphers;
+  if (!t.cipher_suites.empty()) {
+    auto list = cipher_list(native, t.cipher_suites);
+    if (!list) return core::fail(list.error());
+    ciphers = std::move(*list);
+    if (ciphers.empty()) {
+      SSL_CTX_set_cipher_list(native, "DEFAULT");  // only TLS 1.3 names: back to the default
+    } else if (SSL_CTX_set_cipher_list(native, ciphers.c_str()) != 1) {
+      return core::fail("cannot use TLS cipher suites: " + openssl_errors(),
+                        core::ErrorKind::bad_config);
+    }
+  }
+  SSL_CTX_set_options(native, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+  if (SSL_CTX_set_min_proto_version(native, *version) != 1) {
+    return core::fail("cannot set the minimum TLS version \"" + t.min_version +
+                          "\": " + openssl_errors(),
+                      core::ErrorKind::bad_config);
+  }
+  if (SSL_CTX_use_certificate_chain_file(native, t.cert_file.c_str()) != 1) {
+    return core::fail("cannot load TLS certificate from \"" + t.cert_file +
+                          "\": " + openssl_errors(),
+                      core::ErrorKind::bad_config);
+  }
+  if (SSL_CTX_use_PrivateKey_file(native, t.key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
+    const std::string why = openssl_errors();
+    if (why.find("key values mismatch") != std::string::npos) {
+      return core::fail("TLS key \"" + t.key_file + "\" does not match certificate \"" +
+                            t.cert_file + "\"",
+                        core::ErrorKind::bad_config);
+    }
+    return core::fail("cannot load TLS key from \"" + t.key_file + "\": " + why,
+                      core::ErrorKind::bad_config);
+  }
+  if (SSL_CTX_check_private_key(native) != 1) {
+    return core::fail("TLS key \"" + t.key_file + "\" does not match certificate \"" +
+                          t.cert_file + "\": " + openssl_errors(),
+                      core::ErrorKind::bad_config);
+  }
+  return ctx;
+}
+
+// What tells a changed certificate or key file: inode (a renamed-over or re-linked file),
+// size and modification time.
+struct FileStamp {
+  bool exists = false;
+  ino_t inode = 0;
+  off_t size = 0;
+  int64_t mtime_ns = 0;
+  bool operator==(const FileStamp&) const = default;
+};
+
+FileStamp stamp_of(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return {};
+  return FileStamp{true, st.st_ino, st.st_size,
+                   static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec};
+}
+
 }  // namespace
+
+core::Result<void> check_server_tls(const ServerTls& tls) {
+  auto ctx = make_server_context(tls);
+  if (!ctx) return core::fail(ctx.error());
+  return {};
+}
 
 class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
  public:
@@ -75,13 +239,23 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
       : ioc_(ioc),
         strand_(asio::make_strand(ioc)),
         handler_(std::move(handler)),
-        options_(std::move(options)),
-        acceptor_(strand_) {}
+        options_(std::move(options)) {}
 
-  core::Result<void> listen(const std::string& addr) {
+  core::Result<void> listen(const std::string& addr, const ServerTls* tls) {
     auto fail = [&](const std::string& why) {
       return core::fail("cannot listen on \"" + addr + "\": " + why);
     };
+    auto listener = std::make_unique<Listener>(strand_);
+    if (tls != nullptr) {
+      auto ctx = make_server_context(*tls);
+      if (!ctx) return core::fail(ctx.error());
+      listener->tls.emplace();
+      listener->tls->config = *tls;
+      listener->tls->context = std::move(*ctx);
+      listener->tls->cert = stamp_of(tls->cert_file);
+      listener->tls->key = stamp_of(tls->key_file);
+      listener->tls->next_check = SteadyClock::now() + kCertCheckInterval;
+    }
     const size_t colon = addr.rfind(':');
     if (colon == std::string::npos) return fail("missing port (want host:port or :port)");
     std::string host = addr.substr(0, colon);
@@ -100,14 +274,16 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     tcp::endpoint endpoint;
     if (host.empty()) {
       // ":8880": every interface, IPv6 and IPv4 when the host has IPv6.
-      if (open_and_bind(tcp::endpoint(tcp::v6(), static_cast<uint16_t>(port)), true, ec)) {
-        return start();
+      if (open_and_bind(*listener, tcp::endpoint(tcp::v6(), static_cast<uint16_t>(port)), true,
+                        ec)) {
+        return start(std::move(listener));
       }
       if (ec == asio::error::address_in_use) return fail("bind: " + lower_message(ec));
-      if (!open_and_bind(tcp::endpoint(tcp::v4(), static_cast<uint16_t>(port)), false, ec)) {
+      if (!open_and_bind(*listener, tcp::endpoint(tcp::v4(), static_cast<uint16_t>(port)), false,
+                         ec)) {
         return fail(lower_message(ec));
       }
-      return start();
+      return start(std::move(listener));
     }
     const auto address = asio::ip::make_address(host, ec);
     if (!ec) {
@@ -118,11 +294,16 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
       if (ec || results.empty()) return fail("lookup " + host + ": " + lower_message(ec));
       endpoint = results.begin()->endpoint();
     }
-    if (!open_and_bind(endpoint, false, ec)) return fail(lower_message(ec));
-    return start();
+    if (!open_and_bind(*listener, endpoint, false, ec)) return fail(lower_message(ec));
+    return start(std::move(listener));
   }
 
-  [[nodiscard]] uint16_t port() const { return port_; }
+  [[nodiscard]] uint16_t port() const { return listeners_.empty() ? 0 : listeners_.front()->port; }
+  [[nodiscard]] std::vector<uint16_t> ports() const {
+    std::vector<uint16_t> out;
+    for (const auto& l : listeners_) out.push_back(l->port);
+    return out;
+  }
   [[nodiscard]] size_t max_connections() const { return max_connections_; }
   [[nodiscard]] uint64_t accepted() const { return accepted_.load(); }
   [[nodiscard]] uint64_t rejected() const { return rejected_.load(); }
@@ -131,14 +312,48 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
   void stop() {
     asio::dispatch(strand_, [self = shared_from_this()] {
       self->stopped_ = true;
-      beast::error_code ec;
-      self->acceptor_.close(ec);
+      self->close_acceptors();
       for (auto& [id, session] : self->sessions_) session.close();
+      if (self->grace_timer_) self->grace_timer_->cancel();
+    });
+  }
+
+  void shutdown(std::chrono::milliseconds grace) {
+    asio::dispatch(strand_, [self = shared_from_this(), grace] {
+      self->stopped_ = true;
+      self->close_acceptors();
+      // Waiting for a request (or, on HTTPS, for the handshake): nothing to finish.
+      for (auto& [id, session] : self->sessions_) {
+        if (session.idle) session.close();
+      }
+      if (self->sessions_.empty()) return;
+      self->grace_timer_.emplace(self->strand_, grace);
+      self->grace_timer_->async_wait([self](const beast::error_code& ec) {
+        if (ec) return;
+        for (auto& [id, session] : self->sessions_) session.close();
+      });
     });
   }
 
  private:
   using Strand = asio::strand<asio::io_context::executor_type>;
+
+  // An HTTPS listener's certificate: the context new connections get, and the files' stamps
+  // it was loaded from.
+  struct TlsState {
+    ServerTls config;
+    std::shared_ptr<ssl::context> context;
+    FileStamp cert;
+    FileStamp key;
+    SteadyClock::time_point next_check;
+  };
+
+  struct Listener {
+    explicit Listener(Strand& strand) : acceptor(strand) {}
+    tcp::acceptor acceptor;
+    uint16_t port = 0;
+    std::optional<TlsState> tls;
+  };
 
   // What the accept loop knows of a session: enough to close it, and whether it is only
   // waiting for its next request (the first to go when the cap is reached).
@@ -157,39 +372,79 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     }
   };
 
-  bool open_and_bind(const tcp::endpoint& endpoint, bool dual_stack, beast::error_code& ec) {
-    if (acceptor_.is_open()) acceptor_.close(ec);
-    acceptor_.open(endpoint.protocol(), ec);
+  void close_acceptors() {
+    beast::error_code ec;
+    for (auto& l : listeners_) l->acceptor.close(ec);
+  }
+
+  static bool open_and_bind(Listener& l, const tcp::endpoint& endpoint, bool dual_stack,
+                            beast::error_code& ec) {
+    tcp::acceptor& acceptor = l.acceptor;
+    if (acceptor.is_open()) acceptor.close(ec);
+    acceptor.open(endpoint.protocol(), ec);
     if (ec) return false;
-    acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
+    acceptor.set_option(asio::socket_base::reuse_address(true), ec);
     if (endpoint.protocol() == tcp::v6()) {
-      acceptor_.set_option(asio::ip::v6_only(!dual_stack), ec);
+      acceptor.set_option(asio::ip::v6_only(!dual_stack), ec);
     }
-    acceptor_.bind(endpoint, ec);
+    acceptor.bind(endpoint, ec);
     if (ec) {
       const beast::error_code bind_ec = ec;
-      acceptor_.close(ec);
+      acceptor.close(ec);
       ec = bind_ec;
-      if (ec != asio::error::address_in_use) return false;
       return false;
     }
-    acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+    acceptor.listen(asio::socket_base::max_listen_connections, ec);
     if (ec) {
       const beast::error_code listen_ec = ec;
-      acceptor_.close(ec);
+      acceptor.close(ec);
       ec = listen_ec;
       return false;
     }
-    port_ = acceptor_.local_endpoint(ec).port();
+    l.port = acceptor.local_endpoint(ec).port();
     return true;
   }
 
-  core::Result<void> start() {
+  core::Result<void> start(std::unique_ptr<Listener> listener) {
     stopped_ = false;
-    max_connections_ =
-        options_.max_connections != 0 ? options_.max_connections : derived_max_connections();
-    asio::co_spawn(strand_, accept_loop(shared_from_this()), rethrow_if_error);
+    if (max_connections_ == 0) {
+      max_connections_ =
+          options_.max_connections != 0 ? options_.max_connections : derived_max_connections();
+    }
+    Listener* l = listener.get();
+    listeners_.push_back(std::move(listener));
+    asio::co_spawn(strand_, accept_loop(shared_from_this(), l), rethrow_if_error);
     return {};
+  }
+
+  // The context for a new HTTPS connection; reloads the certificate when its files changed
+  // (checked at most once a second). A failed reload keeps the previous certificate.
+  std::shared_ptr<ssl::context> tls_context(TlsState& t) {
+    const auto now = SteadyClock::now();
+    if (now < t.next_check) return t.context;
+    t.next_check = now + kCertCheckInterval;
+    const FileStamp cert = stamp_of(t.config.cert_file);
+    const FileStamp key = stamp_of(t.config.key_file);
+    if (cert == t.cert && key == t.key) return t.context;
+    auto fresh = make_server_context(t.config);
+    if (!fresh) {
+      // Reported once per change of the files, not at every connection.
+      t.cert = cert;
+      t.key = key;
+      if (options_.log_error) {
+        options_.log_error("cannot reload the TLS certificate, the previous one stays in use: " +
+                           fresh.error().message);
+      }
+      return t.context;
+    }
+    t.context = std::move(*fresh);
+    t.cert = cert;
+    t.key = key;
+    if (options_.log_info) {
+      options_.log_info("reloaded the TLS certificate from \"" + t.config.cert_file +
+                        "\" and key from \"" + t.config.key_file + "\"");
+    }
+    return t.context;
   }
 
   // Closes the longest-idle keep-alive session to make room; false if none is idle.
@@ -208,14 +463,14 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     return true;
   }
 
-  static asio::awaitable<void> accept_loop(std::shared_ptr<Impl> self) {
+  static asio::awaitable<void> accept_loop(std::shared_ptr<Impl> self, Listener* l) {
     for (;;) {
       beast::error_code ec;
       // Declared, then assigned: g++ 12 miscompiles `T x = co_await ...` for non-trivial T.
       tcp::socket socket(self->strand_);
-      socket = co_await self->acceptor_.async_accept(
-          self->strand_, asio::redirect_error(asio::use_awaitable, ec));
-      if (self->stopped_ || !self->acceptor_.is_open()) co_return;
+      socket = co_await l->acceptor.async_accept(self->strand_,
+                                                 asio::redirect_error(asio::use_awaitable, ec));
+      if (self->stopped_ || !l->acceptor.is_open()) co_return;
       if (ec) {
         // EMFILE and friends: back off briefly instead of spinning.
         asio::steady_timer pause(self->strand_, std::chrono::milliseconds(50));
@@ -226,16 +481,20 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
       if (self->live_ >= self->max_connections_) core::count_limit_hit(core::Limit::connections);
       if (self->live_ >= self->max_connections_ && !self->evict_idle()) {
         ++self->rejected_;
-        if (self->rejecting_ < kMaxRejecting) {
+        if (self->rejecting_ < kMaxRejecting && !l->tls) {
           ++self->rejecting_;
           asio::co_spawn(self->strand_, reject(self, std::move(socket)), rethrow_if_error);
         } else {
+          // HTTPS: a plain-text 503 would be garbage to a TLS client; close instead.
           socket.close(ec);
         }
         continue;
       }
       ++self->live_;
-      asio::co_spawn(self->strand_, session(self, std::move(socket)), rethrow_if_error);
+      std::shared_ptr<ssl::context> ctx;
+      if (l->tls) ctx = self->tls_context(*l->tls);
+      asio::co_spawn(self->strand_, session(self, std::move(socket), std::move(ctx)),
+                     rethrow_if_error);
     }
   }
 
@@ -277,28 +536,70 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     return ServerResponse{500, "text/plain; charset=utf-8", "internal server error\n", {}};
   }
 
-  static asio::awaitable<void> session(std::shared_ptr<Impl> self, tcp::socket socket) {
+  static asio::awaitable<void> session(std::shared_ptr<Impl> self, tcp::socket socket,
+                                       std::shared_ptr<ssl::context> ctx) {
+    if (!ctx) {
+      beast::tcp_stream stream(std::move(socket));
+      co_await serve(self, stream, stream, false);
+    } else {
+      ssl::stream<beast::tcp_stream> stream(beast::tcp_stream(std::move(socket)), *ctx);
+      co_await serve(self, stream, stream.next_layer(), true);
+    }
+  }
+
+  // One connection: `stream` carries HTTP (the TCP stream itself, or TLS over it); `lowest` is
+  // the TCP stream underneath (deadlines, closing).
+  template <class Stream>
+  static asio::awaitable<void> serve(std::shared_ptr<Impl> self, Stream& stream,
+                                     beast::tcp_stream& lowest, bool tls) {
     const uint64_t id = self->next_session_id_++;
-    beast::tcp_stream stream(std::move(socket));
-    SessionRef& ref = self->sessions_.emplace(id, SessionRef{&stream}).first->second;
+    SessionRef& ref = self->sessions_.emplace(id, SessionRef{&lowest}).first->second;
     ++self->open_;
     beast::flat_buffer buffer;
     beast::error_code ec;
     const ServerOptions& o = self->options_;
-    for (bool first = true; !self->stopped_ && !ref.closing; first = false) {
+    // A fresh connection's first request header (and, on HTTPS, the handshake before it) must
+    // arrive within header_timeout of the accept.
+    const auto accept_deadline = SteadyClock::now() + o.header_timeout;
+    bool open = true;
+    if (tls) {
+      // Idle (evictable) until the handshake is done: a client that connects and never
+      // finishes it is the TLS form of a silent connection.
+      ref.idle = true;
+      ref.idle_since = SteadyClock::now();
+      lowest.expires_at(accept_deadline);
+      const size_t n = co_await lowest.async_read_some(buffer.prepare(4096),
+                                                    asio::redirect_error(asio::use_awaitable, ec));
+      buffer.commit(n);
+      if (ec || ref.closing) {
+        open = false;
+      } else if (static_cast<unsigned char>(*static_cast<const char*>(buffer.data().data())) !=
+                 kTlsHandshakeRecord) {
+        co_await asio::async_write(lowest, asio::buffer(kPlainHttpOnTls.data(), kPlainHttpOnTls.size()),
+                                   asio::redirect_error(asio::use_awaitable, ec));
+        open = false;
+      } else if constexpr (!std::is_same_v<Stream, beast::tcp_stream>) {
+        const size_t used = co_await stream.async_handshake(
+            ssl::stream_base::server, buffer.data(), asio::redirect_error(asio::use_awaitable, ec));
+        buffer.consume(used);
+        open = !ec && !ref.closing;
+      }
+      ref.idle = false;
+    }
+    for (bool first = true; open && !self->stopped_ && !ref.closing; first = false) {
       // Wait for the first byte of the next request. Keep-alive: up to idle_timeout, and the
       // header deadline starts with that byte. A fresh connection: its header deadline runs
       // from the accept. Either way the session is idle meanwhile, so over the cap it can be
       // evicted: otherwise connections that never send a byte (1,100 of them, each reopened
       // when its deadline closed it) kept /-/healthy answering 503.
-      const auto header_deadline = SteadyClock::now() + o.header_timeout;
+      const auto header_deadline = first ? accept_deadline : SteadyClock::now() + o.header_timeout;
       if (buffer.size() == 0) {
         ref.idle = true;
         ref.idle_since = SteadyClock::now();
         if (first) {
-          stream.expires_at(header_deadline);
+          lowest.expires_at(header_deadline);
         } else {
-          stream.expires_after(o.idle_timeout);
+          lowest.expires_after(o.idle_timeout);
         }
         const size_t n = co_await stream.async_read_some(
             buffer.prepare(4096), asio::redirect_error(asio::use_awaitable, ec));
@@ -310,14 +611,14 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
       parser.header_limit(o.header_limit);
       parser.body_limit(o.body_limit);
       if (first) {
-        stream.expires_at(header_deadline);
+        lowest.expires_at(header_deadline);
       } else {
-        stream.expires_after(o.header_timeout);
+        lowest.expires_after(o.header_timeout);
       }
       co_await http::async_read_header(stream, buffer, parser,
                                        asio::redirect_error(asio::use_awaitable, ec));
       if (!ec && !parser.is_done()) {
-        stream.expires_after(o.body_timeout);
+        lowest.expires_after(o.body_timeout);
         co_await http::async_read(stream, buffer, parser,
                                   asio::redirect_error(asio::use_awaitable, ec));
       }
@@ -340,7 +641,7 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
                                "bad request: " + lower_message(ec) + "\n");
         }
         if (res && !ref.closing) {
-          stream.expires_after(o.write_timeout);
+          lowest.expires_after(o.write_timeout);
           co_await http::async_write(stream, *res, asio::redirect_error(asio::use_awaitable, ec));
         }
         break;
@@ -364,7 +665,7 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
       res.prepare_payload();
       if (head) res.body().clear();
       const bool keep_alive = res.keep_alive();
-      stream.expires_after(o.write_timeout);
+      lowest.expires_after(o.write_timeout);
       if (head) {
         http::response_serializer<http::string_body> sr{res};
         co_await http::async_write_header(stream, sr,
@@ -374,19 +675,21 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
       }
       if (ec || !keep_alive) break;
     }
-    stream.socket().shutdown(tcp::socket::shutdown_send, ec);
-    stream.close();
+    lowest.socket().shutdown(tcp::socket::shutdown_send, ec);
+    lowest.close();
     if (ref.counted) --self->live_;
     self->sessions_.erase(id);
     --self->open_;
+    if (self->stopped_ && self->sessions_.empty() && self->grace_timer_) {
+      self->grace_timer_->cancel();
+    }
   }
 
   asio::io_context& ioc_;
   Strand strand_;
   RequestHandler handler_;
   ServerOptions options_;
-  tcp::acceptor acceptor_;
-  uint16_t port_ = 0;
+  std::vector<std::unique_ptr<Listener>> listeners_;
   size_t max_connections_ = 0;
   uint64_t next_session_id_ = 0;
   bool stopped_ = false;
@@ -394,6 +697,7 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
   size_t live_ = 0;
   size_t rejecting_ = 0;
   std::unordered_map<uint64_t, SessionRef> sessions_;
+  std::optional<asio::steady_timer> grace_timer_;  // shutdown(): closes what is left
   std::atomic<uint64_t> accepted_{0};
   std::atomic<uint64_t> rejected_{0};
   std::atomic<size_t> open_{0};
@@ -408,10 +712,16 @@ HttpServer::HttpServer(asio::io_context& ioc, RequestHandler handler, ServerOpti
 HttpServer::~HttpServer() { impl_->stop(); }
 
 core::Result<void> HttpServer::listen(const std::string& listen_addr) {
-  return impl_->listen(listen_addr);
+  return impl_->listen(listen_addr, nullptr);
+}
+
+core::Result<void> HttpServer::listen(const std::string& listen_addr, const ServerTls& tls) {
+  return impl_->listen(listen_addr, &tls);
 }
 
 uint16_t HttpServer::port() const { return impl_->port(); }
+
+std::vector<uint16_t> HttpServer::ports() const { return impl_->ports(); }
 
 size_t HttpServer::max_connections() const { return impl_->max_connections(); }
 
@@ -422,5 +732,7 @@ uint64_t HttpServer::connections_rejected() const { return impl_->rejected(); }
 size_t HttpServer::open_connections() const { return impl_->open(); }
 
 void HttpServer::stop() { impl_->stop(); }
+
+void HttpServer::shutdown(std::chrono::milliseconds grace) { impl_->shutdown(grace); }
 
 }  // namespace net

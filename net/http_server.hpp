@@ -10,6 +10,13 @@
 //   - header and body sizes are capped (431 and 413), a malformed request gets 400;
 //   - a handler exception gets a generic `500 internal server error`; its text goes to
 //     log_error, never to the client.
+// It listens on one or more addresses (listen() once per address), each plain HTTP or HTTPS
+// (ServerTls); all of them share the connection cap and the limits above. On an HTTPS
+// listener the TLS handshake runs inside the header deadline and counts as idle (a client that
+// never finishes it is closed at header_timeout, and evicted first at the cap); a plain HTTP
+// request there gets Go's "400 Client sent an HTTP request to an HTTPS server". The certificate
+// and key files are checked at most once a second (at a new connection) and reloaded when they
+// changed; a reload that fails keeps the previous certificate and is reported to log_error.
 // Everything runs on a strand of the io_context it is given: the io_context may be run by any
 // number of threads, and it need not be the evaluation loop's.
 #pragma once
@@ -48,6 +55,24 @@ struct ServerResponse {
 
 using RequestHandler = std::function<ServerResponse(const ServerRequest&)>;
 
+// HTTPS on one listener: vmalert's -tls, -tlsCertFile, -tlsKeyFile, -tlsMinVersion and
+// -tlsCipherSuites (lib/httpserver, lib/netutil/tls.go).
+struct ServerTls {
+  std::string cert_file;  // PEM certificate chain
+  std::string key_file;   // PEM private key
+  // "TLS10", "TLS11", "TLS12", "TLS13" (any case); empty = TLS12, as vmalert.
+  std::string min_version;
+  // Go's crypto/tls names (IANA, e.g. TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256), any case; they
+  // restrict TLS 1.2 and older. TLS 1.3 names are accepted and change nothing, as in Go.
+  // Empty: OpenSSL's defaults.
+  std::vector<std::string> cipher_suites;
+};
+
+// Checks a ServerTls the way listen() does (files readable, certificate and key valid and
+// matching, version and cipher names known) without listening: for start-up errors that name
+// the file.
+[[nodiscard]] core::Result<void> check_server_tls(const ServerTls& tls);
+
 struct ServerOptions {
   // Connections served at once; 0 = min(1024, soft RLIMIT_NOFILE / 2), computed at listen()
   // (so raise the fd limit first: app::raise_fd_limit()).
@@ -64,9 +89,12 @@ struct ServerOptions {
   // Request bodies above this get 413, headers above header_limit get 431.
   size_t body_limit = 1 << 20;
   uint32_t header_limit = 64 * 1024;
-  // Where handler exceptions are reported (with method and target); the client only sees a
-  // generic 500. Unset: they are dropped. Called on the server's strand.
+  // Where handler exceptions and failed certificate reloads are reported (with method and
+  // target); the client only sees a generic 500. Unset: they are dropped. Called on the
+  // server's strand.
   std::function<void(std::string_view message)> log_error;
+  // Where a reloaded certificate is announced. Called on the server's strand.
+  std::function<void(std::string_view message)> log_info;
 };
 
 class HttpServer {
@@ -78,9 +106,13 @@ class HttpServer {
   HttpServer& operator=(const HttpServer&) = delete;
 
   // Binds and starts accepting. `listen_addr` is vmalert's form: ":8880", "127.0.0.1:8880",
-  // "[::1]:8880"; port 0 picks a free port (see port()).
+  // "[::1]:8880"; port 0 picks a free port (see port()). Call once per address; with `tls`
+  // the address serves HTTPS (the certificate is loaded here: an error names the file).
   core::Result<void> listen(const std::string& listen_addr);
+  core::Result<void> listen(const std::string& listen_addr, const ServerTls& tls);
+  // The port of the first listener, and of each listener in listen() order.
   [[nodiscard]] uint16_t port() const;
+  [[nodiscard]] std::vector<uint16_t> ports() const;
   // The connection cap in force (after listen(): max_connections or its derived default).
   [[nodiscard]] size_t max_connections() const;
   // TCP connections accepted so far, including rejected ones (tests observe keep-alive reuse).
@@ -93,6 +125,11 @@ class HttpServer {
   // the io_context's thread; stop that thread (or drain the io_context) before destroying what
   // the handler references.
   void stop();
+  // Go's http.Server.Shutdown: stops accepting, closes the connections waiting for a request,
+  // lets those in a request finish it (their response says Connection: close) and closes
+  // what is left after `grace`. Asynchronous like stop(); once every session has ended the
+  // server holds no work on the io_context (so io_context::run() returns).
+  void shutdown(std::chrono::milliseconds grace);
 
  private:
   class Impl;

@@ -5,11 +5,16 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -30,9 +35,15 @@ using SteadyClock = std::chrono::steady_clock;
 class ServerThread {
  public:
   explicit ServerThread(net::ServerOptions options, net::RequestHandler handler = ok_handler(),
-                        int threads = 1)
+                        int threads = 1, const net::ServerTls* tls = nullptr)
       : server_(ioc_, std::move(handler), std::move(options)), guard_(asio::make_work_guard(ioc_)) {
-    REQUIRE(server_.listen("127.0.0.1:0").has_value());
+    if (tls != nullptr) {
+      const auto listening = server_.listen("127.0.0.1:0", *tls);
+      INFO((listening ? std::string() : listening.error().message));
+      REQUIRE(listening.has_value());
+    } else {
+      REQUIRE(server_.listen("127.0.0.1:0").has_value());
+    }
     for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { ioc_.run(); });
   }
   ~ServerThread() {
@@ -357,4 +368,316 @@ TEST_CASE("server: serves from an io_context run by several threads", "[net][ser
   }
   for (auto& t : clients) t.join();
   CHECK(ok == 160);
+}
+
+// ---- HTTPS (-tls) --------------------------------------------------------------------------
+// Certificates come from `openssl req` and the client is curl, as a user would check it.
+
+namespace {
+
+// Runs a shell command; its stdout, and its exit status in `status`.
+std::string run(const std::string& cmd, int* status = nullptr) {
+  std::string out;
+  std::FILE* p = ::popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[4096];
+  size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  const int rc = ::pclose(p);
+  if (status != nullptr) *status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  return out;
+}
+
+struct TempDir {
+  TempDir() {
+    char tmpl[] = "/tmp/alertd-tls-XXXXXX";
+    REQUIRE(::mkdtemp(tmpl) != nullptr);
+    path = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  [[nodiscard]] std::string file(const std::string& name) const { return path + "/" + name; }
+  std::string path;
+};
+
+// A self-signed ECDSA certificate for 127.0.0.1 and localhost: <name>.crt and <name>.key.
+void make_cert(const TempDir& dir, const std::string& name, const std::string& cn) {
+  int status = -1;
+  const std::string out = run(
+      "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 "
+      "-subj /CN=" + cn + " -addext subjectAltName=IP:127.0.0.1,DNS:localhost -keyout " +
+          dir.file(name + ".key") + " -out " + dir.file(name + ".crt") + " 2>&1",
+      &status);
+  INFO(out);
+  REQUIRE(status == 0);
+}
+
+net::ServerTls tls_of(const TempDir& dir, const std::string& name) {
+  net::ServerTls t;
+  t.cert_file = dir.file(name + ".crt");
+  t.key_file = dir.file(name + ".key");
+  return t;
+}
+
+// curl over HTTPS trusting `ca`; the body, or "" with the exit status in `status`.
+std::string curl_https(uint16_t port, const std::string& ca, const std::string& path,
+                       const std::string& extra = "", int* status = nullptr) {
+  return run("curl -sS --max-time 5 --cacert " + ca + " " + extra + " https://127.0.0.1:" +
+                 std::to_string(port) + path + " 2>/dev/null",
+             status);
+}
+
+void copy_file(const std::string& from, const std::string& to) {
+  // Written whole to a temporary name, then renamed over: what cert-manager and friends do.
+  std::filesystem::copy_file(from, to + ".tmp", std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::rename(to + ".tmp", to);
+}
+
+}  // namespace
+
+TEST_CASE("server: HTTPS with -tls: curl gets answers, plain HTTP gets Go's 400", "[net][tls]") {
+  TempDir dir;
+  make_cert(dir, "a", "alertd-a");
+  const auto tls = tls_of(dir, "a");
+  ServerThread st({}, ServerThread::ok_handler(), 1, &tls);
+  int status = -1;
+  CHECK(curl_https(st.port(), dir.file("a.crt"), "/-/healthy", "", &status) == "ok /-/healthy");
+  CHECK(status == 0);
+  // Keep-alive over TLS: two requests on one connection (curl fetches the extra URL first).
+  CHECK(curl_https(st.port(), dir.file("a.crt"), "/1", "https://127.0.0.1:" +
+                                                        std::to_string(st.port()) + "/2") ==
+        "ok /2ok /1");
+  CHECK(st.server().connections_accepted() == 2);
+  // An untrusted certificate is refused by the client.
+  (void)run("curl -sS --max-time 5 https://127.0.0.1:" + std::to_string(st.port()) +
+                "/ >/dev/null 2>&1",
+            &status);
+  CHECK(status == 60);  // CURLE_PEER_FAILED_VERIFICATION
+  // Plain HTTP to the HTTPS port: a clean answer, then the connection is closed.
+  Client plain(st.port());
+  plain.send(get("/-/healthy"));
+  const auto resp = plain.read_response();
+  REQUIRE(resp);
+  CHECK_THAT(*resp, Catch::StartsWith("HTTP/1.0 400 Bad Request\r\n"));
+  CHECK(plain.closed_by_server());
+  (void)run("curl -sS --max-time 5 http://127.0.0.1:" + std::to_string(st.port()) +
+                "/ 2>/dev/null",
+            &status);
+  CHECK(status == 0);  // curl reads the 400 (HTTP/1.0 without a length: ends at close)
+}
+
+TEST_CASE("server: -tlsMinVersion TLS13 refuses a TLS 1.2 client", "[net][tls]") {
+  TempDir dir;
+  make_cert(dir, "a", "alertd-a");
+  auto tls = tls_of(dir, "a");
+  tls.min_version = "tls13";
+  ServerThread st({}, ServerThread::ok_handler(), 1, &tls);
+  int status = -1;
+  CHECK(curl_https(st.port(), dir.file("a.crt"), "/x", "--tls-max 1.2", &status).empty());
+  CHECK(status == 35);  // CURLE_SSL_CONNECT_ERROR
+  CHECK(curl_https(st.port(), dir.file("a.crt"), "/x", "--tlsv1.3", &status) == "ok /x");
+  CHECK(status == 0);
+}
+
+TEST_CASE("server: TLS settings are checked with errors naming the file", "[net][tls]") {
+  TempDir dir;
+  make_cert(dir, "a", "alertd-a");
+  make_cert(dir, "b", "alertd-b");
+  std::ofstream(dir.file("garbage.crt")) << "not a certificate\n";
+  auto ok = tls_of(dir, "a");
+  CHECK(net::check_server_tls(ok).has_value());
+
+  auto missing = ok;
+  missing.cert_file = dir.file("missing.crt");
+  auto r = net::check_server_tls(missing);
+  REQUIRE(!r);
+  CHECK_THAT(r.error().message, Catch::Contains("cannot read TLS certificate file \"" +
+                                                dir.file("missing.crt") +
+                                                "\": no such file or directory"));
+  auto no_key = ok;
+  no_key.key_file = dir.file("missing.key");
+  r = net::check_server_tls(no_key);
+  REQUIRE(!r);
+  CHECK_THAT(r.error().message, Catch::Contains("TLS key file \"" + dir.file("missing.key")));
+  auto garbage = ok;
+  garbage.cert_file = dir.file("garbage.crt");
+  r = net::check_server_tls(garbage);
+  REQUIRE(!r);
+  CHECK_THAT(r.error().message,
+             Catch::Contains("cannot load TLS certificate from \"" + dir.file("garbage.crt")));
+  auto mismatch = ok;
+  mismatch.key_file = dir.file("b.key");
+  r = net::check_server_tls(mismatch);
+  REQUIRE(!r);
+  CHECK_THAT(r.error().message, Catch::Contains("does not match certificate"));
+  auto version = ok;
+  version.min_version = "TLS14";
+  r = net::check_server_tls(version);
+  REQUIRE(!r);
+  CHECK_THAT(r.error().message, Catch::Contains("unsupported TLS version \"TLS14\""));
+  auto ciphers = ok;
+  ciphers.cipher_suites = {"TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256", "tls_aes_128_gcm_sha256"};
+  CHECK(net::check_server_tls(ciphers).has_value());
+  ciphers.cipher_suites = {"TLS_NOT_A_SUITE"};
+  r = net::check_server_tls(ciphers);
+  REQUIRE(!r);
+  CHECK_THAT(r.error().message, Catch::Contains("unsupported TLS cipher suite name"));
+}
+
+TEST_CASE("server: -tlsCipherSuites limits TLS 1.2 to the suites named", "[net][tls]") {
+  TempDir dir;
+  make_cert(dir, "a", "alertd-a");
+  auto tls = tls_of(dir, "a");
+  tls.cipher_suites = {"TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"};
+  ServerThread st({}, ServerThread::ok_handler(), 1, &tls);
+  int status = -1;
+  CHECK(curl_https(st.port(), dir.file("a.crt"), "/x",
+                   "--tls-max 1.2 --ciphers ECDHE-ECDSA-AES256-GCM-SHA384", &status) == "ok /x");
+  CHECK(curl_https(st.port(), dir.file("a.crt"), "/x",
+                   "--tls-max 1.2 --ciphers ECDHE-ECDSA-AES128-GCM-SHA256", &status)
+            .empty());
+  CHECK(status == 35);
+}
+
+TEST_CASE("server: a changed certificate file is picked up, a broken one keeps the old",
+          "[net][tls]") {
+  TempDir dir;
+  make_cert(dir, "a", "alertd-a");
+  make_cert(dir, "b", "alertd-b");
+  copy_file(dir.file("a.crt"), dir.file("live.crt"));
+  copy_file(dir.file("a.key"), dir.file("live.key"));
+  std::mutex mu;
+  std::vector<std::string> errors;
+  std::vector<std::string> infos;
+  net::ServerOptions o;
+  o.log_error = [&](std::string_view m) {
+    std::lock_guard lock(mu);
+    errors.emplace_back(m);
+  };
+  o.log_info = [&](std::string_view m) {
+    std::lock_guard lock(mu);
+    infos.emplace_back(m);
+  };
+  const auto tls = tls_of(dir, "live");
+  ServerThread st(o, ServerThread::ok_handler(), 1, &tls);
+  CHECK(curl_https(st.port(), dir.file("a.crt"), "/a") == "ok /a");
+  CHECK(curl_https(st.port(), dir.file("b.crt"), "/b").empty());
+
+  copy_file(dir.file("b.key"), dir.file("live.key"));
+  copy_file(dir.file("b.crt"), dir.file("live.crt"));
+  std::this_thread::sleep_for(1100ms);  // files are checked at most once a second
+  CHECK(curl_https(st.port(), dir.file("b.crt"), "/b") == "ok /b");
+  {
+    std::lock_guard lock(mu);
+    REQUIRE(infos.size() == 1);
+    CHECK_THAT(infos[0], Catch::Contains("reloaded the TLS certificate"));
+  }
+
+  std::ofstream(dir.file("broken.crt")) << "-----BEGIN CERTIFICATE-----\nAAAA\n";
+  copy_file(dir.file("broken.crt"), dir.file("live.crt"));
+  std::this_thread::sleep_for(1100ms);
+  CHECK(curl_https(st.port(), dir.file("b.crt"), "/still-b") == "ok /still-b");
+  std::this_thread::sleep_for(1100ms);
+  CHECK(curl_https(st.port(), dir.file("b.crt"), "/still-b") == "ok /still-b");
+  std::lock_guard lock(mu);
+  REQUIRE(errors.size() == 1);  // once per change, not per connection
+  CHECK_THAT(errors[0], Catch::Contains("cannot reload the TLS certificate") &&
+                            Catch::Contains(dir.file("live.crt")));
+}
+
+TEST_CASE("server: a TLS client that never finishes the handshake is closed and evicted",
+          "[net][tls]") {
+  TempDir dir;
+  make_cert(dir, "a", "alertd-a");
+  const auto tls = tls_of(dir, "a");
+  net::ServerOptions o;
+  o.header_timeout = 400ms;
+  o.max_connections = 2;
+  SECTION("closed at header_timeout") {
+    ServerThread st(o, ServerThread::ok_handler(), 1, &tls);
+    Client silent(st.port());
+    Client partial(st.port());
+    partial.send(std::string_view("\x16\x03\x01\x02\x00\x01", 6));  // a ClientHello's start
+    const auto start = SteadyClock::now();
+    CHECK(silent.closed_by_server());
+    CHECK(partial.closed_by_server());
+    CHECK(SteadyClock::now() - start < 1500ms);
+  }
+  SECTION("at the cap, stalled handshakes make room") {
+    o.header_timeout = 10s;
+    ServerThread st(o, ServerThread::ok_handler(), 1, &tls);
+    Client silent(st.port());
+    Client partial(st.port());
+    partial.send(std::string_view("\x16\x03\x01\x02\x00\x01", 6));
+    REQUIRE(eventually([&] { return st.server().open_connections() == 2; }));
+    CHECK(curl_https(st.port(), dir.file("a.crt"), "/fresh") == "ok /fresh");
+    CHECK(st.server().connections_rejected() == 0);
+    CHECK(silent.closed_by_server());
+  }
+  SECTION("header and body limits hold over TLS") {
+    o.body_limit = 1000;
+    ServerThread st(o, ServerThread::ok_handler(), 1, &tls);
+    int status = -1;
+    const std::string big(5000, 'x');
+    std::ofstream(dir.file("big")) << big;
+    const std::string code =
+        curl_https(st.port(), dir.file("a.crt"), "/post",
+                   "-o /dev/null -w '%{http_code}' --data-binary @" + dir.file("big"), &status);
+    CHECK(code == "413");
+  }
+}
+
+TEST_CASE("server: several listeners, plain and HTTPS, share one server", "[net][tls]") {
+  TempDir dir;
+  make_cert(dir, "a", "alertd-a");
+  asio::io_context ioc;
+  net::HttpServer server(ioc, ServerThread::ok_handler());
+  REQUIRE(server.listen("127.0.0.1:0").has_value());
+  REQUIRE(server.listen("127.0.0.1:0", tls_of(dir, "a")).has_value());
+  const auto ports = server.ports();
+  REQUIRE(ports.size() == 2);
+  CHECK(ports[0] == server.port());
+  CHECK(ports[0] != ports[1]);
+  std::thread t([&] { ioc.run(); });
+  Client plain(ports[0]);
+  plain.send(get("/plain"));
+  CHECK(status_of(plain.read_response()) == 200);
+  CHECK(curl_https(ports[1], dir.file("a.crt"), "/tls") == "ok /tls");
+  server.shutdown(1s);
+  t.join();  // run() returns: the server left no work behind
+  CHECK(server.connections_accepted() == 2);
+}
+
+TEST_CASE("server: shutdown lets a request in progress finish and closes idle ones",
+          "[net][server]") {
+  asio::io_context ioc;
+  net::HttpServer server(ioc, ServerThread::ok_handler());
+  REQUIRE(server.listen("127.0.0.1:0").has_value());
+  std::thread t([&] { ioc.run(); });
+  Client idle(server.port());
+  idle.send(get("/first"));
+  REQUIRE(status_of(idle.read_response()) == 200);  // now waiting for its next request
+  Client busy(server.port());
+  busy.send("GET /busy HTTP/1.1\r\n");
+  Client stuck(server.port());
+  stuck.send("GET /stuck HTTP/1.1\r\n");
+  REQUIRE(eventually([&] { return server.open_connections() == 3; }));
+  const auto start = SteadyClock::now();
+  server.shutdown(700ms);
+  CHECK(idle.closed_by_server());
+  CHECK(SteadyClock::now() - start < 300ms);
+  busy.send("Host: x\r\n\r\n");
+  const auto r = busy.read_response();
+  CHECK(status_of(r) == 200);
+  CHECK_THAT(*r, Catch::Contains("Connection: close"));
+  CHECK(stuck.closed_by_server());  // never finished its request: closed at the grace
+  CHECK(SteadyClock::now() - start >= 600ms);
+  t.join();
+  // A refused connection: nothing listens any more.
+  Client after(server.port(), Client::OffThread{});
+  CHECK(!after.connected());
 }
