@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "app/pprof.hpp"
 #include "net/url.hpp"
 
 namespace app {
@@ -117,16 +118,21 @@ net::ServerResponse route(const ServerGuard& guard, const net::ServerRequest& re
   if (path == "/health" || path == "/ping" || path == "/-/healthy" || path == "/-/ready") {
     return next(*r);
   }
-  if (path == "/metrics" || path == "/flags") {
-    const std::string& key = path == "/metrics" ? guard.metrics_auth_key : guard.flags_auth_key;
+  constexpr std::string_view kPprof = "/debug/pprof/";
+  const bool pprof = path.starts_with(kPprof);
+  if (path == "/metrics" || path == "/flags" || pprof) {
+    const std::string& key = pprof                ? guard.pprof_auth_key
+                             : path == "/metrics" ? guard.metrics_auth_key
+                                                  : guard.flags_auth_key;
+    const std::string_view flag = pprof                ? "pprofAuthKey"
+                                  : path == "/metrics" ? "metricsAuthKey"
+                                                       : "flagsAuthKey";
     if (!key.empty()) {
-      if (auto denied = check_auth_key(*r, key, path == "/metrics" ? "metricsAuthKey"
-                                                                    : "flagsAuthKey")) {
-        return *denied;
-      }
+      if (auto denied = check_auth_key(*r, key, flag)) return *denied;
     } else if (auto denied = check_basic_auth(guard, *r)) {
       return *denied;
     }
+    if (pprof) return pprof_response(path.substr(kPprof.size()));
     if (path == "/metrics") return next(*r);
     net::ServerResponse flags;
     for (const auto& line : guard.flags_lines) flags.body.append(line).append("\n");

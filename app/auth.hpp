@@ -24,8 +24,10 @@ namespace app {
 // What stands in front of every HTTP handler, as VictoriaMetrics' httpserver.handlerWrapper:
 //   -http.pathPrefix  every path must start with it (else 400); it is cut off before routing
 //   /health, /ping, /-/healthy, /-/ready   answered without auth (probes)
-//   /metrics, /flags  with -metricsAuthKey / -flagsAuthKey set, the authKey query arg must
-//                     match it (basic auth is then not asked); otherwise as every path:
+//   /metrics, /flags, /debug/pprof/*
+//                     with -metricsAuthKey / -flagsAuthKey / -pprofAuthKey set, the authKey
+//                     query arg must match it (basic auth is then not asked); otherwise as
+//                     every path. /flags and /debug/pprof/* are answered here (app/pprof.hpp).
 //   everything else   with -httpAuth.username set, basic auth (401 with WWW-Authenticate);
 //                     /-/reload with -reloadAuthKey set skips it (the handler checks the key)
 struct ServerGuard {
@@ -34,6 +36,7 @@ struct ServerGuard {
   std::string password;
   std::string metrics_auth_key;
   std::string flags_auth_key;
+  std::string pprof_auth_key;
   std::string reload_auth_key;
   std::vector<std::string> flags_lines;  // the /flags body, one "-name=\"value\"" per line
   // -http.header.*: added to every response (empty = not sent).

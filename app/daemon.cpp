@@ -117,13 +117,30 @@ size_t count_rules(const std::vector<config::GroupSpec>& groups) {
   return n;
 }
 
-// vmalert's default -external.url: http://<hostname>:<port of -httpListenAddr>.
-std::string default_external_url(const std::string& listen_addr) {
+// vmalert's default -external.url: http(s)://<hostname>:<port of the first -httpListenAddr>,
+// https when -tls is set for it.
+std::string default_external_url(const Flags& flags) {
+  const std::string listen_addr = listen_addrs(flags).front();
   char host[256] = {0};
   if (gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "localhost");
   const auto colon = listen_addr.rfind(':');
   const std::string port = colon == std::string::npos ? "8880" : listen_addr.substr(colon + 1);
-  return "http://" + std::string(host) + ":" + port;
+  const bool tls = optional_arg(flags.tls, 0);
+  return std::string(tls ? "https" : "http") + "://" + std::string(host) + ":" + port;
+}
+
+// The HTTPS settings of the i-th -httpListenAddr, nullopt for plain HTTP; an error names the
+// flag that is missing.
+core::Result<std::optional<net::ServerTls>> listener_tls(const Flags& flags, size_t i) {
+  if (!optional_arg(flags.tls, i)) return std::optional<net::ServerTls>();
+  net::ServerTls tls;
+  tls.cert_file = optional_arg(flags.tls_cert_file, i);
+  tls.key_file = optional_arg(flags.tls_key_file, i);
+  tls.min_version = optional_arg(flags.tls_min_version, i);
+  tls.cipher_suites = flags.tls_cipher_suites;
+  if (tls.cert_file.empty()) return core::fail("-tls is set but -tlsCertFile is empty");
+  if (tls.key_file.empty()) return core::fail("-tls is set but -tlsKeyFile is empty");
+  return std::optional<net::ServerTls>(std::move(tls));
 }
 
 // Everything a (re)load produces, built off the loop (files and URLs are read here).
@@ -146,7 +163,7 @@ rules::GroupContext group_context(const Flags& flags) {
   rules::GroupContext ctx;
   ctx.external_labels = flags.external_labels;
   ctx.external_url =
-      flags.external_url.empty() ? default_external_url(flags.http_listen_addr) : flags.external_url;
+      flags.external_url.empty() ? default_external_url(flags) : flags.external_url;
   while (!ctx.external_url.empty() && ctx.external_url.back() == '/') ctx.external_url.pop_back();
   ctx.disable_alertgroup_label = flags.disable_alertgroup_label;
   ctx.update_entries_limit = flags.rule_update_entries_limit;
@@ -759,12 +776,14 @@ int run(const Flags& flags) {
   api.reload_status = &reload_status;
   net::ServerOptions http_options;
   http_options.log_error = [](std::string_view m) { spdlog::error("{}", m); };
+  http_options.log_info = [](std::string_view m) { spdlog::info("{}", m); };
   ServerGuard guard;
   guard.path_prefix = flags.http_path_prefix;
   guard.username = flags.http_auth_username;
   guard.password = flags.http_auth_password;
   guard.metrics_auth_key = flags.metrics_auth_key;
   guard.flags_auth_key = flags.flags_auth_key;
+  guard.pprof_auth_key = flags.pprof_auth_key;
   guard.reload_auth_key = flags.reload_auth_key;
   guard.flags_lines = flags.set_flags;
   guard.header_csp = flags.http_header_csp;
@@ -784,14 +803,36 @@ int run(const Flags& flags) {
         return resp;
       },
       std::move(http_options));
-  if (auto r = server.listen(flags.http_listen_addr); !r) {
-    spdlog::critical("-httpListenAddr={}: {}", flags.http_listen_addr, r.error().message);
-    return 1;
+  const auto addrs = listen_addrs(flags);
+  std::vector<std::string> listening;
+  for (size_t i = 0; i < addrs.size(); ++i) {
+    auto tls = listener_tls(flags, i);
+    core::Result<void> r = tls ? (*tls ? server.listen(addrs[i], **tls) : server.listen(addrs[i]))
+                               : core::fail(tls.error());
+    if (!r) {
+      spdlog::critical("-httpListenAddr={}: {}", addrs[i], r.error().message);
+      return 1;
+    }
+    listening.push_back(fmt::format("{}://{} (port {})", *tls ? "https" : "http", addrs[i],
+                                    server.ports()[i]));
   }
-  spdlog::info("alertd started: {} group(s) from {} file(s); listening on {} (port {})",
-               manager.size(), initial->rules.files.size(), flags.http_listen_addr,
-               server.port());
-  std::thread http_thread([&http_io] { http_io.run(); });
+  spdlog::info("alertd started: {} group(s) from {} file(s); listening on {}", manager.size(),
+               initial->rules.files.size(), fmt::join(listening, ", "));
+  // Set when the HTTP thread's loop has run out of work (after shutdown(): every connection
+  // done), so that the exit waits for requests in progress at most
+  // -http.maxGracefulShutdownDuration.
+  std::mutex http_mu;
+  std::condition_variable http_cv;
+  bool http_done = false;
+  std::thread http_thread([&] {
+    http_io.run();
+    std::lock_guard lock(http_mu);
+    http_done = true;
+    http_cv.notify_all();
+  });
+  const auto http_grace =
+      std::chrono::duration_cast<std::chrono::milliseconds>(flags.http_max_graceful_shutdown_duration);
+  std::chrono::steady_clock::time_point http_shutdown_at{};
 
   asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
   // Started on SIGTERM: stops the loop if in-flight work has not drained within 4 s. A thread,
@@ -841,7 +882,10 @@ int run(const Flags& flags) {
       });
     });
     config_check.cancel();
-    asio::post(http_io, [&server] { server.stop(); });
+    // Go's http.Server.Shutdown: no new connections, idle ones closed, requests in progress
+    // get -http.maxGracefulShutdownDuration to finish.
+    http_shutdown_at = std::chrono::steady_clock::now();
+    server.shutdown(http_grace);
     ds_http.close();
     (*notifier_clients)->close();
     if (discovery) discovery->stop();
@@ -868,6 +912,15 @@ int run(const Flags& flags) {
   }
   watchdog_cv.notify_all();
   if (watchdog.joinable()) watchdog.join();
+  if (http_shutdown_at != std::chrono::steady_clock::time_point{}) {
+    std::unique_lock lock(http_mu);
+    const auto until = http_shutdown_at + http_grace + std::chrono::milliseconds(100);
+    if (!http_cv.wait_until(lock, until, [&] { return http_done; })) {
+      spdlog::warn("-http.maxGracefulShutdownDuration={} passed with requests still in "
+                   "progress; closing their connections",
+                   core::format_go_duration(flags.http_max_graceful_shutdown_duration));
+    }
+  }
   http_io.stop();
   http_thread.join();
   if (reload_thread.joinable()) reload_thread.join();

@@ -428,8 +428,10 @@ const std::vector<FlagDef>& flag_defs() {
        "messages or UI for -notifier.url.",
        BOOL(notifier_show_url)},
 
-      {"httpListenAddr", Kind::string, ":8880", "Address of the HTTP server.",
-       STR(http_listen_addr)},
+      {"httpListenAddr", Kind::array, ":8880",
+       "Address to listen for HTTP requests on, e.g. :8880 or 127.0.0.1:8880. Repeatable: "
+       "every address is served (see -tls, per address).",
+       ARRAY(http_listen_addr)},
       {"external.url", Kind::string, "",
        "URL of this alertd as users reach it; used in generatorURL and templates.",
        STR(external_url)},
@@ -549,6 +551,34 @@ const std::vector<FlagDef>& flag_defs() {
       {"http.header.hsts", Kind::string, "",
        "Value of the Strict-Transport-Security header of every response (none when empty).",
        STR(http_header_hsts)},
+      {"tls", Kind::bool_array, "",
+       "Whether to serve HTTPS at the corresponding -httpListenAddr (one value for every "
+       "address when given once). -tlsCertFile and -tlsKeyFile must be set with it.",
+       BOOL_ARRAY(tls)},
+      {"tlsCertFile", Kind::array, "",
+       "Path to the PEM certificate (chain) for the corresponding -httpListenAddr if -tls is "
+       "set. Checked every second and reloaded when it changes.",
+       ARRAY(tls_cert_file)},
+      {"tlsKeyFile", Kind::array, "",
+       "Path to the PEM key for the corresponding -httpListenAddr if -tls is set. Checked every "
+       "second and reloaded when it changes.",
+       ARRAY(tls_key_file)},
+      {"tlsMinVersion", Kind::array, "",
+       "Minimum TLS version for the corresponding -httpListenAddr if -tls is set: TLS10, TLS11, "
+       "TLS12 (the default) or TLS13.",
+       ARRAY(tls_min_version)},
+      {"tlsCipherSuites", Kind::array, "",
+       "TLS cipher suites (Go's names, e.g. TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256) allowed "
+       "for TLS 1.2 and older on every -tls address; TLS 1.3 suites are not configurable.",
+       ARRAY(tls_cipher_suites)},
+      {"pprofAuthKey", Kind::string, "",
+       "Auth key for /debug/pprof/*: when set, the authKey query arg must match it (it "
+       "overrides -httpAuth.* for those paths).",
+       STR(pprof_auth_key)},
+      {"http.maxGracefulShutdownDuration", Kind::duration, "7s",
+       "On shutdown, how long requests in progress may take to finish before their connections "
+       "are closed.",
+       DUR(http_max_graceful_shutdown_duration)},
       {"http.shutdownDelay", Kind::duration, "0s",
        "On SIGTERM, keep running this long with /health and /-/ready answering 503 before "
        "shutting down, so load balancers stop sending requests first. A second signal ends the "
@@ -629,8 +659,6 @@ const std::vector<PassiveFlag>& passive_flag_defs() {
        "alertd never compresses responses"},
       {"http.idleConnTimeout", Kind::duration, "1m", Support::warn,
        "alertd closes idle keep-alive connections after 15 s"},
-      {"http.maxGracefulShutdownDuration", Kind::duration, "7s", Support::warn,
-       "alertd answers every request synchronously and exits within 5 s of SIGTERM"},
       {"httpListenAddr.useProxyProtocol", Kind::bool_array, "", Support::refuse,
        "the PROXY protocol is not supported"},
       {"internStringCacheExpireDuration", Kind::duration, "6m", Support::warn, kGoRuntime},
@@ -649,11 +677,11 @@ const std::vector<PassiveFlag>& passive_flag_defs() {
       {"memory.allowedPercent", Kind::floating, "60", Support::warn, kGoRuntime},
       {"metrics.exposeMetadata", Kind::boolean, "false", Support::warn,
        "alertd always writes # HELP and # TYPE"},
-      {"mtls", Kind::bool_array, "", Support::refuse, "TLS on the HTTP server is not supported yet"},
+      {"mtls", Kind::bool_array, "", Support::refuse,
+       "client certificate verification (a vmalert Enterprise feature) is not supported"},
       {"mtlsCAFile", Kind::array, "", Support::warn, kEnterprise},
       {"notifier.suppressDuplicateTargetErrors", Kind::boolean, "false", Support::warn,
        "alertd always logs duplicate -notifier.config targets"},
-      {"pprofAuthKey", Kind::string, "", Support::warn, "alertd has no /debug/pprof endpoints"},
       {"promscrape.consul.waitTime", Kind::duration, "0s", Support::warn,
        "alertd polls Consul every -promscrape.consulSDCheckInterval instead of blocking queries"},
       {"promscrape.discovery.concurrency", Kind::integer, "100", Support::warn,
@@ -679,17 +707,9 @@ const std::vector<PassiveFlag>& passive_flag_defs() {
       {"s3.credsFilePath", Kind::string, "", Support::warn, kEnterprise},
       {"s3.customEndpoint", Kind::string, "", Support::warn, kEnterprise},
       {"s3.forcePathStyle", Kind::boolean, "true", Support::warn, kEnterprise},
-      {"tls", Kind::bool_array, "", Support::refuse,
-       "TLS on the HTTP server is not supported yet; put a TLS proxy in front of alertd"},
       {"tlsAutocertCacheDir", Kind::string, "", Support::warn, kEnterprise},
       {"tlsAutocertEmail", Kind::string, "", Support::warn, kEnterprise},
       {"tlsAutocertHosts", Kind::array, "", Support::warn, kEnterprise},
-      {"tlsCertFile", Kind::array, "", Support::warn, "used only with -tls, which is not supported yet"},
-      {"tlsCipherSuites", Kind::array, "", Support::warn,
-       "used only with -tls, which is not supported yet"},
-      {"tlsKeyFile", Kind::array, "", Support::warn, "used only with -tls, which is not supported yet"},
-      {"tlsMinVersion", Kind::array, "", Support::warn,
-       "used only with -tls, which is not supported yet"},
   };
   return defs;
 }
@@ -872,6 +892,11 @@ std::string help_text() {
 }
 
 }  // namespace
+
+std::vector<std::string> listen_addrs(const Flags& flags) {
+  if (flags.http_listen_addr.empty()) return {":8880"};
+  return flags.http_listen_addr;
+}
 
 std::vector<std::string> split_array_flag(const std::string& value) {
   std::vector<std::string> out;

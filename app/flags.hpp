@@ -143,7 +143,8 @@ struct Flags {
   bool notifier_show_url = false;
 
   // HTTP server and identity.
-  std::string http_listen_addr = ":8880";
+  // -httpListenAddr, repeatable; empty = ":8880" (see listen_addrs()).
+  std::vector<std::string> http_listen_addr;
   std::string external_url;
   core::Labels external_labels;
 
@@ -174,6 +175,14 @@ struct Flags {
   std::string flags_auth_key;    // -flagsAuthKey: the same for /flags
   std::string http_path_prefix;  // -http.pathPrefix: every path is served under it
   core::Duration http_max_graceful_shutdown_duration = std::chrono::seconds(7);
+  // -tls, -tlsCertFile, -tlsKeyFile, -tlsMinVersion: per -httpListenAddr (optional_arg);
+  // -tlsCipherSuites: for every HTTPS address.
+  std::vector<bool> tls;
+  std::vector<std::string> tls_cert_file;
+  std::vector<std::string> tls_key_file;
+  std::vector<std::string> tls_min_version;
+  std::vector<std::string> tls_cipher_suites;
+  std::string pprof_auth_key;  // -pprofAuthKey: /debug/pprof/* needs ?authKey=<it> when set
   core::Duration http_shutdown_delay{0};
   std::string http_header_csp;  // -http.header.*: added to every response when set
   std::string http_header_frame_options;
@@ -220,6 +229,9 @@ template <typename T>
   if (values.size() == 1) return values.front();
   return T{};
 }
+
+// The addresses to serve HTTP on: -httpListenAddr's values, or vmalert's default ":8880".
+[[nodiscard]] std::vector<std::string> listen_addrs(const Flags& flags);
 
 // Splits a vmalert array flag value at top-level commas (not inside quotes, [] or {}). Empty
 // items are kept ("a,,b" and "a," have three and two items), as Go's flagutil keeps them.

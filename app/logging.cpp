@@ -101,6 +101,34 @@ spdlog::level::level_enum to_level(const std::string& level) {
 
 }  // namespace
 
+LogContext log_context(std::string_view msg) {
+  LogContext out;
+  // The closing quote of a name: the first '"' followed by ':', ';', ' ' or the end.
+  auto quoted = [](std::string_view s, std::string_view& name) -> size_t {
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (s[i] != '"') continue;
+      if (i + 1 == s.size() || s[i + 1] == ':' || s[i + 1] == ';' || s[i + 1] == ' ') {
+        name = s.substr(0, i);
+        return i + 1;
+      }
+    }
+    return std::string_view::npos;
+  };
+  constexpr std::string_view kGroup = "group \"";
+  constexpr std::string_view kRule = ": rule \"";
+  if (!msg.starts_with(kGroup)) return out;
+  std::string_view group;
+  const size_t end = quoted(msg.substr(kGroup.size()), group);
+  if (end == std::string_view::npos) return out;
+  out.group = group;
+  const std::string_view rest = msg.substr(kGroup.size() + end);
+  if (rest.starts_with(kRule)) {
+    std::string_view rule;
+    if (quoted(rest.substr(kRule.size()), rule) != std::string_view::npos) out.rule = rule;
+  }
+  return out;
+}
+
 std::string format_log_line(const LogLayout& layout, core::TimePoint ts, std::string_view level,
                             std::string_view caller, std::string_view msg) {
   while (!msg.empty() && msg.back() == '\n') msg.remove_suffix(1);
@@ -122,6 +150,16 @@ std::string format_log_line(const LogLayout& layout, core::TimePoint ts, std::st
     line += ':';
     append_json_string(line, caller);
     line += ',';
+    if (const LogContext ctx = log_context(msg); ctx.group) {
+      line += "\"group\":";
+      append_json_string(line, *ctx.group);
+      line += ',';
+      if (ctx.rule) {
+        line += "\"rule\":";
+        append_json_string(line, *ctx.rule);
+        line += ',';
+      }
+    }
     append_json_string(line, layout.msg_key);
     line += ':';
     append_json_string(line, msg);

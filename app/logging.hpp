@@ -40,6 +40,15 @@ struct LogLayout {
                                                        bool disable_timestamps = false,
                                                        const std::string& json_fields = "");
 
+// The group and rule a log message is about, read from its `group "g": rule "r": ...` prefix
+// (how alertd's messages about a group or rule begin). JSON lines carry them as "group" and
+// "rule" fields between "caller" and the message, which keeps its prefix.
+struct LogContext {
+  std::optional<std::string_view> group;
+  std::optional<std::string_view> rule;
+};
+[[nodiscard]] LogContext log_context(std::string_view msg);
+
 // One log line, newline included (exposed for tests). `level` is vmalert's lowercase name;
 // trailing newlines of `msg` are dropped.
 [[nodiscard]] std::string format_log_line(const LogLayout& layout, core::TimePoint ts,

@@ -9,6 +9,9 @@
 #ifndef ALERTD_VERSION
 #define ALERTD_VERSION "0.1.0"
 #endif
+#ifndef ALERTD_GIT_REVISION
+#define ALERTD_GIT_REVISION "unknown"
+#endif
 
 int main(int argc, char** argv) {
   auto parsed = app::parse_flags(argc, argv, [](const char* name) { return std::getenv(name); });
@@ -28,7 +31,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (flags.version) {
-    std::printf("alertd v%s (vmalert-compatible)\n", ALERTD_VERSION);
+    std::printf("alertd v%s (vmalert-compatible), revision %s\n", ALERTD_VERSION,
+                ALERTD_GIT_REVISION);
     return 0;
   }
   if (flags.dry_run) return app::dry_run(flags);

@@ -5,14 +5,14 @@
 # Checks: each ignored flag that was set gets exactly one warning line; -http.pathPrefix,
 # -httpAuth.*, -metricsAuthKey, -flagsAuthKey and /flags behave as vmalert's; -loggerTimezone
 # shows in the log; `promtool check metrics` finds no problem in /metrics, which holds the
-# process_* families and vmalert's families of vmalert.md §8; unknown flags and -tls exit 2.
+# process_* families and vmalert's families of vmalert.md §8; unknown flags and -mtls exit 2.
 #   usage: vmalert_cli_test.sh ALERTD_BINARY
 set -euo pipefail
 ALERTD=$1
 source "$(dirname "$0")/lib.sh"
 it_init vmalert-cli
 
-# 1. What must not start: an unknown flag and -tls exit 2 naming the flag.
+# 1. What must not start: an unknown flag and -mtls (Enterprise) exit 2 naming the flag.
 set +e
 "$ALERTD" -rule=x.yml -datasource.url=http://127.0.0.1:1 -notReallyAFlag=1 2>"$T/unknown.err"
 rc=$?
@@ -20,13 +20,13 @@ set -e
 [ "$rc" = 2 ] || fail "unknown flag: exit $rc, want 2"
 grep -q -- "-notReallyAFlag" "$T/unknown.err" || fail "unknown flag not named: $(cat "$T/unknown.err")"
 set +e
-"$ALERTD" -rule=x.yml -datasource.url=http://127.0.0.1:1 -tls -tlsCertFile=c.pem \
+"$ALERTD" -rule=x.yml -datasource.url=http://127.0.0.1:1 -tls -mtls -tlsCertFile=c.pem \
   -tlsKeyFile=k.pem 2>"$T/tls.err"
 rc=$?
 set -e
-[ "$rc" = 2 ] || fail "-tls: exit $rc, want 2"
-grep -q -- "-tls is refused: TLS on the HTTP server is not supported yet" "$T/tls.err" ||
-  fail "-tls error: $(cat "$T/tls.err")"
+[ "$rc" = 2 ] || fail "-mtls: exit $rc, want 2"
+grep -q -- "-mtls is refused: client certificate verification" "$T/tls.err" ||
+  fail "-mtls error: $(cat "$T/tls.err")"
 
 # 2. The vmalert command line.
 PROM_PORT=$("$PEERS" free-port)
@@ -132,11 +132,12 @@ grep -q 'dc=x' "$T/flags.txt" && fail "an environment value overrode the command
 
 # One warning per ignored flag that was set to something else than its default.
 for f in memory.allowedBytes fs.disableMmap enableTCP6 datasource.maxIdleConnections \
-  tlsMinVersion http.maxGracefulShutdownDuration loggerErrorsPerSecondLimit pprofAuthKey; do
+  loggerErrorsPerSecondLimit; do
   n=$(grep -c -- "flag -$f is accepted but ignored" "$T/alertd.log" || true)
   [ "$n" = 1 ] || fail "-$f: $n warning line(s), want 1"
 done
-for f in memory.allowedPercent datasource.queryTimeAlignment promscrape.dnsSDCheckInterval; do
+for f in memory.allowedPercent datasource.queryTimeAlignment promscrape.dnsSDCheckInterval \
+  tlsMinVersion http.maxGracefulShutdownDuration pprofAuthKey; do
   grep -q -- "flag -$f is" "$T/alertd.log" && fail "-$f set to its default was warned about"
 done
 # JSON lines with Berlin's offset (+0100 in winter, +0200 in summer).

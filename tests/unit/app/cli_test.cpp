@@ -38,7 +38,8 @@ TEST_CASE("flags: -h and -help ask for Go usage text", "[app][flags]") {
   CHECK_THAT(text, Catch::Contains("  -dryRun\n    \t"));
   CHECK_THAT(text, Catch::Contains("  -evaluationInterval duration\n    \t"));
   CHECK_THAT(text, Catch::Contains("(default 1m)\n"));
-  CHECK_THAT(text, Catch::Contains("(default \":8880\")\n"));
+  CHECK_THAT(text, Catch::Contains("(default \"prometheus\")\n"));
+  CHECK_THAT(text, Catch::Contains("  -httpListenAddr array\n    \t"));
   CHECK_THAT(text, Catch::Contains("  -rule array\n    \t"));
   CHECK_THAT(text, Catch::Contains("  -reloadAuthKey string\n    \t"));
   CHECK_THAT(text, !Catch::Contains("  -help"));

@@ -17,7 +17,7 @@ TEST_CASE("defaults match vmalert", "[app]") {
   const auto& f = r->flags;
   CHECK(f.evaluation_interval == 1min);
   CHECK(f.rule_eval_delay == 30s);
-  CHECK(f.http_listen_addr == ":8880");
+  CHECK(app::listen_addrs(f) == std::vector<std::string>{":8880"});
   CHECK(f.datasource_query_step == 5min);
   CHECK(f.rule_validate_templates);
   CHECK(f.rule_validate_expressions);

@@ -6,6 +6,8 @@
 #include <atomic>
 #include <cstdlib>
 #include <ctime>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <string>
@@ -88,17 +90,20 @@ TEST_CASE("a typical vmalert command line is accepted", "[app][flags]") {
   CHECK(f.metrics_auth_key == "mkey");
   CHECK(f.logger_output == "stdout");
   // One warning per ignored flag set to something else than its default: memory, lookback,
-  // maxIdleConnections, queryTimeAlignment=false, fs.disableMmap, enableTCP6, pprofAuthKey,
-  // tlsMinVersion, s3.configFilePath. Defaults (-remoteRead.ignoreRestoreErrors=true,
-  // -http.connTimeout=2m, -http.idleConnTimeout=1m)
+  // maxIdleConnections, queryTimeAlignment=false, fs.disableMmap, enableTCP6,
+  // s3.configFilePath (-pprofAuthKey and -tlsMinVersion are implemented). Defaults
+  // (-remoteRead.ignoreRestoreErrors=true, -http.connTimeout=2m, -http.idleConnTimeout=1m)
   // are quiet.
   std::vector<std::string> named;
   for (const auto& w : f.ignored_flag_warnings) named.push_back(w.substr(0, w.find(' ', 6)));
   CHECK(named == std::vector<std::string>{
                      "flag -datasource.lookback", "flag -datasource.maxIdleConnections",
                      "flag -datasource.queryTimeAlignment", "flag -enableTCP6",
-                     "flag -fs.disableMmap", "flag -memory.allowedPercent", "flag -pprofAuthKey",
-                     "flag -s3.configFilePath", "flag -tlsMinVersion"});
+                     "flag -fs.disableMmap", "flag -memory.allowedPercent",
+                     "flag -s3.configFilePath"});
+  CHECK(f.pprof_auth_key == "pkey");
+  CHECK(f.tls_min_version == std::vector<std::string>{"TLS12"});
+  CHECK(app::listen_addrs(f) == std::vector<std::string>{":8880"});
   for (const auto& w : f.ignored_flag_warnings) CHECK_THAT(w, Catch::Contains("ignored: "));
 }
 
@@ -109,10 +114,8 @@ TEST_CASE("flags that would change behaviour are refused when set, accepted at d
     bool ok;
   };
   const std::vector<Case> cases = {
-      {"-tls", false},
-      {"-tls=true", false},
-      {"-tls=false", true},
-      {"-tls=false,true", false},
+      {"-mtls", false},
+      {"-mtls=false", true},
       {"-clusterMode", false},
       {"-external.alert.source=explore", false},
       {"-remoteRead.disablePathAppend", false},
@@ -195,7 +198,8 @@ TEST_CASE("flags reference lists every flag once", "[app][flags]") {
     CHECK(md.find(std::string("| ") + name + " |", first + 1) == std::string::npos);
   }
   CHECK(md.find("`-printFlagsMarkdown`") == std::string::npos);  // hidden
-  CHECK_THAT(md, Catch::Contains("| `-tls` | array |  | refused when set |"));
+  CHECK_THAT(md, Catch::Contains("| `-tls` | array |  | implemented |"));
+  CHECK_THAT(md, Catch::Contains("| `-mtls` | array |  | refused when set |"));
   CHECK_THAT(md, Catch::Contains("| `-state.path` | string |  | alertd only |"));
 }
 
@@ -272,6 +276,101 @@ TEST_CASE("server guard: path prefix, basic auth, auth keys, /flags", "[app][aut
     CHECK(app::guarded_request(g, get("/api/v1/alerts"), kEcho).status == 200);
     CHECK(app::guarded_request(g, get("/flags"), kEcho).status == 200);
   }
+}
+
+TEST_CASE("flags: -httpListenAddr repeatable, -tls and its files per address", "[app][flags]") {
+  auto none = parse({});
+  REQUIRE(none.has_value());
+  CHECK(app::listen_addrs(none->flags) == std::vector<std::string>{":8880"});
+  auto r = parse({"-httpListenAddr=127.0.0.1:8880,[::1]:8880", "-httpListenAddr=:9443",
+                  "-tls=false,false,true", "-tlsCertFile=,,/etc/c.pem", "-tlsKeyFile=/etc/k.pem",
+                  "-tlsMinVersion=TLS13", "-tlsCipherSuites=TLS_AES_128_GCM_SHA256",
+                  "-pprofAuthKey=p", "-http.maxGracefulShutdownDuration=3s"});
+  REQUIRE(r.has_value());
+  const auto& f = r->flags;
+  CHECK(app::listen_addrs(f) ==
+        std::vector<std::string>{"127.0.0.1:8880", "[::1]:8880", ":9443"});
+  CHECK(f.tls == std::vector<bool>{false, false, true});
+  // vmalert's GetOptionalArg: a single value applies to every address.
+  CHECK(app::optional_arg(f.tls_key_file, 2) == "/etc/k.pem");
+  CHECK(app::optional_arg(f.tls_cert_file, 2) == "/etc/c.pem");
+  CHECK(app::optional_arg(f.tls_min_version, 0) == "TLS13");
+  CHECK(f.tls_cipher_suites == std::vector<std::string>{"TLS_AES_128_GCM_SHA256"});
+  CHECK(f.http_max_graceful_shutdown_duration == std::chrono::seconds(3));
+  CHECK(f.ignored_flag_warnings.empty());
+  CHECK_FALSE(parse({"-tls=maybe"}).has_value());
+}
+
+TEST_CASE("server guard: /debug/pprof behind -pprofAuthKey or basic auth", "[app][auth][pprof]") {
+  app::ServerGuard g;
+  g.username = "admin";
+  g.password = "s3cret";
+  const std::pair<std::string, std::string> good{
+      "Authorization", "Basic " + net::base64_encode("admin:s3cret")};
+  SECTION("basic auth when no key is set") {
+    CHECK(app::guarded_request(g, get("/debug/pprof/"), kEcho).status == 401);
+    auto index = app::guarded_request(g, get("/debug/pprof/", {good}), kEcho);
+    CHECK(index.status == 200);
+    CHECK(index.content_type == "text/html; charset=utf-8");
+    CHECK_THAT(index.body, Catch::Contains("href=\"cmdline\"") &&
+                               Catch::Contains("href=\"malloc_info\"") &&
+                               Catch::Contains("heaptrack"));
+  }
+  SECTION("the key replaces basic auth") {
+    g.pprof_auth_key = "pkey";
+    CHECK(app::guarded_request(g, get("/debug/pprof/cmdline", {good}), kEcho).status == 401);
+    auto denied = app::guarded_request(g, get("/debug/pprof/cmdline?authKey=nope"), kEcho);
+    CHECK(denied.status == 401);
+    CHECK(denied.body == "The provided authKey doesn't match -pprofAuthKey\n");
+    auto cmdline = app::guarded_request(g, get("/debug/pprof/cmdline?authKey=pkey"), kEcho);
+    CHECK(cmdline.status == 200);
+    // Go's format: the arguments joined by NUL, none at the end; the first is this binary.
+    std::ifstream in("/proc/self/cmdline", std::ios::binary);
+    std::string want((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    want.pop_back();
+    CHECK(cmdline.body == want);
+    CHECK_THAT(cmdline.body, Catch::Contains("unit_app"));
+    auto xml = app::guarded_request(g, get("/debug/pprof/malloc_info?authKey=pkey"), kEcho);
+    CHECK(xml.status == 200);
+    CHECK_THAT(xml.body, Catch::StartsWith("<malloc version="));
+    auto totals = app::guarded_request(g, get("/debug/pprof/mallinfo?authKey=pkey"), kEcho);
+    CHECK(totals.status == 200);
+    CHECK_THAT(totals.body, Catch::Contains("\nuordblks "));
+  }
+  SECTION("Go-only profiles name the tool to use instead; unknown ones are 404") {
+    g.username.clear();
+    auto cpu = app::guarded_request(g, get("/debug/pprof/profile?seconds=30"), kEcho);
+    CHECK(cpu.status == 501);
+    CHECK_THAT(cpu.body, Catch::Contains("perf record"));
+    auto heap = app::guarded_request(g, get("/debug/pprof/heap"), kEcho);
+    CHECK(heap.status == 501);
+    CHECK_THAT(heap.body, Catch::Contains("heaptrack"));
+    CHECK(app::guarded_request(g, get("/debug/pprof/goroutine"), kEcho).status == 501);
+    CHECK(app::guarded_request(g, get("/debug/pprof/trace"), kEcho).status == 501);
+    CHECK(app::guarded_request(g, get("/debug/pprof/nothing"), kEcho).status == 404);
+    // Not a pprof path: the handler behind the guard gets it.
+    CHECK(app::guarded_request(g, get("/debug/pprof"), kEcho).body == "handled /debug/pprof");
+  }
+}
+
+TEST_CASE("logs: JSON lines carry the group and rule as fields", "[app][logging]") {
+  const auto ts = core::from_unix_ms(1796208375123);
+  app::LogLayout json;
+  json.json = true;
+  CHECK(app::format_log_line(json, ts, "error", "c",
+                             "group \"g 1\": rule \"HighLoad\": failed to execute: boom") ==
+        "{\"ts\":\"2026-12-02T10:46:15.123Z\",\"level\":\"error\",\"caller\":\"c\","
+        "\"group\":\"g 1\",\"rule\":\"HighLoad\",\"msg\":\"group \\\"g 1\\\": rule "
+        "\\\"HighLoad\\\": failed to execute: boom\"}\n");
+  const auto group_only = app::log_context("group \"g\" started; interval=1m");
+  CHECK(group_only.group == "g");
+  CHECK(!group_only.rule);
+  CHECK(app::log_context("group \"g\": stopped").group == "g");
+  CHECK(!app::log_context("alertd started").group);
+  CHECK(!app::log_context("group \"unterminated").group);
+  // The text layout is unchanged.
+  CHECK(app::format_log_line(app::LogLayout{}, ts, "info", "c", "group \"g\": stopped") ==
+        "2026-12-02T10:46:15.123Z\tinfo\tc\tgroup \"g\": stopped\n");
 }
 
 TEST_CASE("server guard: -http.header.* on every response, /health during delayed shutdown",
