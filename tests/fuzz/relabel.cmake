@@ -5,6 +5,7 @@ add_executable(relabel_fuzz
   ${CMAKE_CURRENT_LIST_DIR}/relabel_fuzz.cpp
   ${ALERTD_ROOT}/notifier/relabel.cpp
   ${ALERTD_ROOT}/notifier/alertmanager_payload.cpp
+  ${ALERTD_ROOT}/core/alert_json.cpp
   ${ALERTD_ROOT}/core/json_string.cpp
   ${ALERTD_ROOT}/core/relabel_config.cpp
   ${ALERTD_ROOT}/core/labels.cpp
