@@ -90,6 +90,12 @@ constexpr std::string_view kPlainHttpOnTls =
 constexpr unsigned char kTlsHandshakeRecord = 0x16;
 constexpr auto kCertCheckInterval = std::chrono::seconds(1);
 
+// PROXY protocol v2 (https://www.haproxy.org/download/1.8/doc/proxy-protocol.txt): a 12-byte
+// signature, version/command, family/protocol, and the length of the address block after it.
+constexpr size_t kProxyHeaderSize = 16;
+constexpr std::string_view kProxyV2Signature("\r\n\r\n\0\r\nQUIT\n", 12);
+constexpr size_t kMaxProxyBlock = 2048;  // VictoriaMetrics' bound (addresses plus TLVs)
+
 // OpenSSL's queued errors as one line (the reasons, innermost last), the queue emptied.
 std::string openssl_errors() {
   std::string out;
@@ -208,6 +214,36 @@ core::Result<std::shared_ptr<ssl::context>> make_server_context(const ServerTls&
   return ctx;
 }
 
+// Checks the 16-byte PROXY protocol v2 header at `p`; the length of the address block that
+// follows. LOCAL (a proxy's own health check) is accepted whatever its family; PROXY needs
+// TCP over IPv4 (12 address bytes at least) or IPv6 (36).
+core::Result<size_t> proxy_block_length(const unsigned char* p) {
+  auto bad = [](const std::string& why) {
+    return core::fail("proxy protocol: " + why, core::ErrorKind::bad_response);
+  };
+  if (std::memcmp(p, kProxyV2Signature.data(), kProxyV2Signature.size()) != 0) {
+    return bad("the connection does not start with the PROXY protocol v2 signature");
+  }
+  const unsigned version = p[12] >> 4u;
+  const unsigned command = p[12] & 0x0fu;
+  const unsigned family = p[13] >> 4u;
+  const unsigned proto = p[13] & 0x0fu;
+  const size_t length = (static_cast<size_t>(p[14]) << 8u) | p[15];
+  if (version != 2) return bad("version " + std::to_string(version) + " (only v2 is supported)");
+  if (length > kMaxProxyBlock) {
+    return bad("address block of " + std::to_string(length) + " bytes (at most 2048)");
+  }
+  if (command == 0) return length;
+  if (command != 1) return bad("command " + std::to_string(command) + " (want LOCAL or PROXY)");
+  if (proto != 1) return bad("protocol " + std::to_string(proto) + " (only TCP is supported)");
+  if (family == 1 && length < 12) return bad("IPv4 address block shorter than 12 bytes");
+  if (family == 2 && length < 36) return bad("IPv6 address block shorter than 36 bytes");
+  if (family != 1 && family != 2) {
+    return bad("address family " + std::to_string(family) + " (want IPv4 or IPv6)");
+  }
+  return length;
+}
+
 // What tells a changed certificate or key file: inode (a renamed-over or re-linked file),
 // size and modification time.
 struct FileStamp {
@@ -241,12 +277,13 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
         handler_(std::move(handler)),
         options_(std::move(options)) {}
 
-  core::Result<void> listen(const std::string& addr, const ServerTls* tls) {
+  core::Result<void> listen(const std::string& addr, const ListenOptions& options) {
     auto fail = [&](const std::string& why) {
       return core::fail("cannot listen on \"" + addr + "\": " + why);
     };
     auto listener = std::make_unique<Listener>(strand_);
-    if (tls != nullptr) {
+    listener->proxy_protocol = options.proxy_protocol;
+    if (const ServerTls* tls = options.tls ? &*options.tls : nullptr; tls != nullptr) {
       auto ctx = make_server_context(*tls);
       if (!ctx) return core::fail(ctx.error());
       listener->tls.emplace();
@@ -353,6 +390,7 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     tcp::acceptor acceptor;
     uint16_t port = 0;
     std::optional<TlsState> tls;
+    bool proxy_protocol = false;
   };
 
   // What the accept loop knows of a session: enough to close it, and whether it is only
@@ -481,11 +519,12 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
       if (self->live_ >= self->max_connections_) core::count_limit_hit(core::Limit::connections);
       if (self->live_ >= self->max_connections_ && !self->evict_idle()) {
         ++self->rejected_;
-        if (self->rejecting_ < kMaxRejecting && !l->tls) {
+        if (self->rejecting_ < kMaxRejecting && !l->tls && !l->proxy_protocol) {
           ++self->rejecting_;
           asio::co_spawn(self->strand_, reject(self, std::move(socket)), rethrow_if_error);
         } else {
-          // HTTPS: a plain-text 503 would be garbage to a TLS client; close instead.
+          // HTTPS: a plain-text 503 would be garbage to a TLS client; close instead (and
+          // behind a PROXY protocol proxy, let the proxy see the connection fail).
           socket.close(ec);
         }
         continue;
@@ -493,7 +532,8 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
       ++self->live_;
       std::shared_ptr<ssl::context> ctx;
       if (l->tls) ctx = self->tls_context(*l->tls);
-      asio::co_spawn(self->strand_, session(self, std::move(socket), std::move(ctx)),
+      asio::co_spawn(self->strand_,
+                     session(self, std::move(socket), std::move(ctx), l->proxy_protocol),
                      rethrow_if_error);
     }
   }
@@ -537,13 +577,13 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
   }
 
   static asio::awaitable<void> session(std::shared_ptr<Impl> self, tcp::socket socket,
-                                       std::shared_ptr<ssl::context> ctx) {
+                                       std::shared_ptr<ssl::context> ctx, bool proxy_protocol) {
     if (!ctx) {
       beast::tcp_stream stream(std::move(socket));
-      co_await serve(self, stream, stream, false);
+      co_await serve(self, stream, stream, false, proxy_protocol);
     } else {
       ssl::stream<beast::tcp_stream> stream(beast::tcp_stream(std::move(socket)), *ctx);
-      co_await serve(self, stream, stream.next_layer(), true);
+      co_await serve(self, stream, stream.next_layer(), true, proxy_protocol);
     }
   }
 
@@ -551,7 +591,7 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
   // the TCP stream underneath (deadlines, closing).
   template <class Stream>
   static asio::awaitable<void> serve(std::shared_ptr<Impl> self, Stream& stream,
-                                     beast::tcp_stream& lowest, bool tls) {
+                                     beast::tcp_stream& lowest, bool tls, bool proxy_protocol) {
     const uint64_t id = self->next_session_id_++;
     SessionRef& ref = self->sessions_.emplace(id, SessionRef{&lowest}).first->second;
     ++self->open_;
@@ -562,15 +602,47 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     // arrive within header_timeout of the accept.
     const auto accept_deadline = SteadyClock::now() + o.header_timeout;
     bool open = true;
-    if (tls) {
+    if (proxy_protocol) {
+      // The PROXY protocol header comes before anything else (TLS included), inside the header
+      // deadline, and the session counts as idle meanwhile. The client address it carries is
+      // not used: nothing here logs or decides by client address.
+      ref.idle = true;
+      ref.idle_since = SteadyClock::now();
+      lowest.expires_at(accept_deadline);
+      size_t need = kProxyHeaderSize;
+      bool have_length = false;
+      while (open && buffer.size() < need) {
+        const size_t n = co_await lowest.async_read_some(
+            buffer.prepare(need - buffer.size()), asio::redirect_error(asio::use_awaitable, ec));
+        buffer.commit(n);
+        if (ec || ref.closing) {
+          open = false;
+        } else if (!have_length && buffer.size() >= kProxyHeaderSize) {
+          const auto length =
+              proxy_block_length(static_cast<const unsigned char*>(buffer.data().data()));
+          if (!length) {
+            if (o.log_error) o.log_error(length.error().message);
+            open = false;
+          } else {
+            need = kProxyHeaderSize + *length;
+            have_length = true;
+          }
+        }
+      }
+      if (open) buffer.consume(need);
+      ref.idle = false;
+    }
+    if (open && tls) {
       // Idle (evictable) until the handshake is done: a client that connects and never
       // finishes it is the TLS form of a silent connection.
       ref.idle = true;
       ref.idle_since = SteadyClock::now();
       lowest.expires_at(accept_deadline);
-      const size_t n = co_await lowest.async_read_some(buffer.prepare(4096),
-                                                    asio::redirect_error(asio::use_awaitable, ec));
-      buffer.commit(n);
+      if (buffer.size() == 0) {
+        const size_t n = co_await lowest.async_read_some(
+            buffer.prepare(4096), asio::redirect_error(asio::use_awaitable, ec));
+        buffer.commit(n);
+      }
       if (ec || ref.closing) {
         open = false;
       } else if (static_cast<unsigned char>(*static_cast<const char*>(buffer.data().data())) !=
@@ -712,11 +784,16 @@ HttpServer::HttpServer(asio::io_context& ioc, RequestHandler handler, ServerOpti
 HttpServer::~HttpServer() { impl_->stop(); }
 
 core::Result<void> HttpServer::listen(const std::string& listen_addr) {
-  return impl_->listen(listen_addr, nullptr);
+  return impl_->listen(listen_addr, ListenOptions{});
 }
 
 core::Result<void> HttpServer::listen(const std::string& listen_addr, const ServerTls& tls) {
-  return impl_->listen(listen_addr, &tls);
+  return impl_->listen(listen_addr, ListenOptions{tls, false});
+}
+
+core::Result<void> HttpServer::listen(const std::string& listen_addr,
+                                      const ListenOptions& options) {
+  return impl_->listen(listen_addr, options);
 }
 
 uint16_t HttpServer::port() const { return impl_->port(); }

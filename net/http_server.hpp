@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -66,6 +67,15 @@ struct ServerTls {
   // restrict TLS 1.2 and older. TLS 1.3 names are accepted and change nothing, as in Go.
   // Empty: OpenSSL's defaults.
   std::vector<std::string> cipher_suites;
+};
+
+// What one listen() address serves: HTTPS when `tls` is set; with `proxy_protocol` every
+// connection must start with a PROXY protocol v2 header (HAProxy's binary form, as
+// VictoriaMetrics' -httpListenAddr.useProxyProtocol: v2 only, TCP over IPv4/IPv6, or LOCAL),
+// read inside the header deadline; a connection without it is closed (log_error says why).
+struct ListenOptions {
+  std::optional<ServerTls> tls;
+  bool proxy_protocol = false;
 };
 
 // Checks a ServerTls the way listen() does (files readable, certificate and key valid and
@@ -110,6 +120,7 @@ class HttpServer {
   // the address serves HTTPS (the certificate is loaded here: an error names the file).
   core::Result<void> listen(const std::string& listen_addr);
   core::Result<void> listen(const std::string& listen_addr, const ServerTls& tls);
+  core::Result<void> listen(const std::string& listen_addr, const ListenOptions& options);
   // The port of the first listener, and of each listener in listen() order.
   [[nodiscard]] uint16_t port() const;
   [[nodiscard]] std::vector<uint16_t> ports() const;

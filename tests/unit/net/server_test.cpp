@@ -681,3 +681,90 @@ TEST_CASE("server: shutdown lets a request in progress finish and closes idle on
   Client after(server.port(), Client::OffThread{});
   CHECK(!after.connected());
 }
+
+// ---- PROXY protocol v2 (-httpListenAddr.useProxyProtocol) ----------------------------------
+
+namespace {
+
+// A PROXY protocol v2 header: PROXY over TCP/IPv4 from 10.0.0.1:4242 to 10.0.0.2:8880, or LOCAL.
+std::string proxy_v2_header(bool local = false) {
+  std::string h("\r\n\r\n\0\r\nQUIT\n", 12);
+  h += static_cast<char>(local ? 0x20 : 0x21);  // version 2, command LOCAL / PROXY
+  h += static_cast<char>(local ? 0x00 : 0x11);  // AF_INET, STREAM (LOCAL: unspecified)
+  const std::string block = local ? std::string() : std::string("\x0a\x00\x00\x01\x0a\x00\x00\x02\x10\x92\x22\xb0", 12);
+  h += static_cast<char>(block.size() >> 8);
+  h += static_cast<char>(block.size() & 0xff);
+  return h + block;
+}
+
+}  // namespace
+
+TEST_CASE("server: PROXY protocol v2 header before the request", "[net][server][proxy]") {
+  std::mutex mu;
+  std::vector<std::string> errors;
+  net::ServerOptions o;
+  o.header_timeout = 2s;
+  o.log_error = [&](std::string_view m) {
+    std::lock_guard lock(mu);
+    errors.emplace_back(m);
+  };
+  asio::io_context ioc;
+  net::HttpServer server(ioc, ServerThread::ok_handler(), o);
+  net::ListenOptions lo;
+  lo.proxy_protocol = true;
+  REQUIRE(server.listen("127.0.0.1:0", lo).has_value());
+  auto guard = asio::make_work_guard(ioc);
+  std::thread t([&] { ioc.run(); });
+
+  SECTION("PROXY and LOCAL headers, also split across packets, are stripped") {
+    Client a(server.port());
+    a.send(proxy_v2_header() + get("/a"));
+    auto r = a.read_response();
+    CHECK(status_of(r) == 200);
+    CHECK_THAT(*r, Catch::EndsWith("ok /a"));
+    a.send(get("/again"));  // the header comes once per connection
+    CHECK(status_of(a.read_response()) == 200);
+    Client local(server.port());
+    local.send(proxy_v2_header(true) + get("/local"));
+    CHECK(status_of(local.read_response()) == 200);
+    Client split(server.port());
+    const std::string h = proxy_v2_header();
+    split.send(h.substr(0, 5));
+    std::this_thread::sleep_for(50ms);
+    split.send(h.substr(5, 14));
+    std::this_thread::sleep_for(50ms);
+    split.send(h.substr(19) + get("/split"));
+    CHECK(status_of(split.read_response()) == 200);
+  }
+  SECTION("a connection without the header is closed and the reason logged") {
+    Client plain(server.port());
+    plain.send(get("/no-header"));
+    CHECK(plain.closed_by_server());
+    std::lock_guard lock(mu);
+    REQUIRE(errors.size() == 1);
+    CHECK_THAT(errors[0], Catch::Contains("PROXY protocol v2 signature"));
+  }
+  SECTION("v1 text headers and UDP are refused") {
+    Client v1(server.port());
+    v1.send("PROXY TCP4 10.0.0.1 10.0.0.2 4242 8880\r\n" + get("/v1"));
+    CHECK(v1.closed_by_server());
+    std::string udp = proxy_v2_header();
+    udp[13] = 0x12;  // AF_INET, DGRAM
+    Client dgram(server.port());
+    dgram.send(udp + get("/udp"));
+    CHECK(dgram.closed_by_server());
+    std::lock_guard lock(mu);
+    REQUIRE(errors.size() == 2);
+    CHECK_THAT(errors[1], Catch::Contains("only TCP"));
+  }
+  SECTION("a header that never completes is closed at the header deadline") {
+    Client slow(server.port());
+    slow.send(proxy_v2_header().substr(0, 10));
+    const auto start = SteadyClock::now();
+    CHECK(slow.closed_by_server());
+    CHECK(SteadyClock::now() - start < 3s);
+  }
+  server.stop();
+  guard.reset();
+  t.join();
+}
