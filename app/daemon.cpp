@@ -627,6 +627,7 @@ int run(const Flags& flags) {
       spdlog::critical("{}", rr_options.error().message);
       return 1;
     }
+    rr_options->disable_path_append = flags.remote_read_disable_path_append;
     auto rr_oauth2 = endpoint_oauth2(remote_read_endpoint(flags));
     if (!rr_oauth2) {
       spdlog::critical("{}", rr_oauth2.error().message);
@@ -807,14 +808,18 @@ int run(const Flags& flags) {
   std::vector<std::string> listening;
   for (size_t i = 0; i < addrs.size(); ++i) {
     auto tls = listener_tls(flags, i);
-    core::Result<void> r = tls ? (*tls ? server.listen(addrs[i], **tls) : server.listen(addrs[i]))
-                               : core::fail(tls.error());
+    net::ListenOptions listen_options;
+    listen_options.proxy_protocol = optional_arg(flags.http_listen_addr_use_proxy_protocol, i);
+    if (tls && *tls) listen_options.tls = **tls;
+    core::Result<void> r =
+        tls ? server.listen(addrs[i], listen_options) : core::Result<void>(core::fail(tls.error()));
     if (!r) {
       spdlog::critical("-httpListenAddr={}: {}", addrs[i], r.error().message);
       return 1;
     }
-    listening.push_back(fmt::format("{}://{} (port {})", *tls ? "https" : "http", addrs[i],
-                                    server.ports()[i]));
+    listening.push_back(fmt::format("{}://{} (port {}{})", *tls ? "https" : "http", addrs[i],
+                                    server.ports()[i],
+                                    listen_options.proxy_protocol ? ", PROXY protocol" : ""));
   }
   spdlog::info("alertd started: {} group(s) from {} file(s); listening on {}", manager.size(),
                initial->rules.files.size(), fmt::join(listening, ", "));

@@ -551,6 +551,15 @@ const std::vector<FlagDef>& flag_defs() {
       {"http.header.hsts", Kind::string, "",
        "Value of the Strict-Transport-Security header of every response (none when empty).",
        STR(http_header_hsts)},
+      {"httpListenAddr.useProxyProtocol", Kind::bool_array, "",
+       "Whether connections to the corresponding -httpListenAddr start with a PROXY protocol "
+       "v2 header (sent by HAProxy, AWS NLB, ...); connections without it are closed, so "
+       "probes must come through the proxy too.",
+       BOOL_ARRAY(http_listen_addr_use_proxy_protocol)},
+      {"remoteRead.disablePathAppend", Kind::boolean, "false",
+       "Whether to disable automatic appending of '/api/v1/query' path to the configured "
+       "-remoteRead.url.",
+       BOOL(remote_read_disable_path_append)},
       {"tls", Kind::bool_array, "",
        "Whether to serve HTTPS at the corresponding -httpListenAddr (one value for every "
        "address when given once). -tlsCertFile and -tlsKeyFile must be set with it.",
@@ -659,8 +668,6 @@ const std::vector<PassiveFlag>& passive_flag_defs() {
        "alertd never compresses responses"},
       {"http.idleConnTimeout", Kind::duration, "1m", Support::warn,
        "alertd closes idle keep-alive connections after 15 s"},
-      {"httpListenAddr.useProxyProtocol", Kind::bool_array, "", Support::refuse,
-       "the PROXY protocol is not supported"},
       {"internStringCacheExpireDuration", Kind::duration, "6m", Support::warn, kGoRuntime},
       {"internStringDisableCache", Kind::boolean, "false", Support::warn, kGoRuntime},
       {"internStringMaxLen", Kind::integer, "500", Support::warn, kGoRuntime},
@@ -695,8 +702,6 @@ const std::vector<PassiveFlag>& passive_flag_defs() {
       {"pushmetrics.header", Kind::array, "", Support::warn, kPushMetrics},
       {"pushmetrics.interval", Kind::duration, "10s", Support::warn, kPushMetrics},
       {"pushmetrics.url", Kind::array, "", Support::warn, kPushMetrics},
-      {"remoteRead.disablePathAppend", Kind::boolean, "false", Support::refuse,
-       "alertd always appends /api/v1/query to -remoteRead.url"},
       {"remoteRead.idleConnTimeout", Kind::duration, "50s", Support::warn, kGoHttpClient},
       {"remoteRead.ignoreRestoreErrors", Kind::boolean, "true", Support::warn,
        "deprecated in vmalert, without effect: a failed restore is logged and alertd goes on"},

@@ -83,6 +83,7 @@ struct Flags {
   std::string remote_read_tls_server_name;
   bool remote_read_tls_insecure_skip_verify = false;
   bool remote_read_show_url = false;
+  bool remote_read_disable_path_append = false;  // -remoteRead.url used as the query endpoint
 
   // Remote write: recording results, ALERTS and ALERTS_FOR_STATE (vmalert.md §6).
   std::string remote_write_url;
@@ -145,6 +146,7 @@ struct Flags {
   // HTTP server and identity.
   // -httpListenAddr, repeatable; empty = ":8880" (see listen_addrs()).
   std::vector<std::string> http_listen_addr;
+  std::vector<bool> http_listen_addr_use_proxy_protocol;  // per -httpListenAddr
   std::string external_url;
   core::Labels external_labels;
 

@@ -415,8 +415,10 @@ core::Result<std::unique_ptr<HttpQuerierFactory>> HttpQuerierFactory::create(
   while (!path.empty() && path.back() == '/') path.remove_suffix(1);
   if (qmark != std::string_view::npos) parse_query_string(url.substr(qmark + 1), shared->base_params);
   shared->endpoint.assign(path);
-  if (options.append_type_prefix) shared->endpoint.append("/prometheus");
-  shared->endpoint.append("/api/v1/query");
+  if (!options.disable_path_append) {
+    if (options.append_type_prefix) shared->endpoint.append("/prometheus");
+    shared->endpoint.append("/api/v1/query");
+  }
   shared->range_endpoint = shared->endpoint + "_range";
   if (auto parsed = net::parse_url(shared->endpoint); !parsed) return core::fail(parsed.error());
 

@@ -53,6 +53,9 @@ struct HttpQuerierOptions {
   std::string url;
   // -datasource.appendTypePrefix: add "/prometheus" before "/api/v1/query".
   bool append_type_prefix = false;
+  // -remoteRead.disablePathAppend: the URL's path is the instant query endpoint itself
+  // (nothing appended; the range endpoint is that path plus "_range").
+  bool disable_path_append = false;
   // -datasource.queryStep (default 5m); 0 = use the group's evaluation interval.
   core::Duration query_step = std::chrono::minutes(5);
   // -datasource.disableStepParam.

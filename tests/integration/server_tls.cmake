@@ -1,4 +1,5 @@
-# The HTTP server's options: -tls on one of two -httpListenAddr (curl over HTTPS, plain HTTP to
+# The HTTP server's options: -tls and -httpListenAddr.useProxyProtocol on two of three
+# -httpListenAddr (curl over HTTPS, plain HTTP to
 # the HTTPS port, -tlsMinVersion), /debug/pprof behind -pprofAuthKey, start-up errors naming
 # the certificate file, -http.maxGracefulShutdownDuration, -version with the git revision.
 add_test(NAME integration.server_tls_and_listeners

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # alertd's HTTP server options against curl and a certificate made by `openssl req`:
-#   - two -httpListenAddr, the second with -tls (-tls=false,true): /-/healthy and
+#   - three -httpListenAddr, the second with -tls (-tls=false,true): /-/healthy and
 #     /api/v1/rules over plain HTTP on the first and over HTTPS (curl --cacert) on the second;
+#     the third with -httpListenAddr.useProxyProtocol: a PROXY protocol v2 header then a
+#     request is answered, curl without it (or with v1's text header) is not;
 #   - plain HTTP to the HTTPS port gets Go's "400 Client sent an HTTP request to an HTTPS
 #     server"; -tlsMinVersion=TLS13 refuses curl --tls-max 1.2;
 #   - 200 connections to the HTTPS port that never start the handshake are closed by the 5 s
@@ -30,9 +32,11 @@ groups:
 YML
 P_HTTP=$("$PEERS" free-port)
 P_TLS=$("$PEERS" free-port)
+P_PROXY=$("$PEERS" free-port)
 DEAD="http://127.0.0.1:$("$PEERS" free-port)"
 "$ALERTD" -rule="$T/rules.yml" -datasource.url="$DEAD" -notifier.blackhole \
   -httpListenAddr="127.0.0.1:$P_HTTP" -httpListenAddr="127.0.0.1:$P_TLS" \
+  -httpListenAddr="127.0.0.1:$P_PROXY" -httpListenAddr.useProxyProtocol=false,false,true \
   -tls=false,true -tlsCertFile=",$T/cert.pem" -tlsKeyFile=",$T/key.pem" -tlsMinVersion=,TLS13 \
   -pprofAuthKey=pkey -http.maxGracefulShutdownDuration=3s \
   -rule.evalDelay=0s -group.maxStartDelay=1s -datasource.queryTimeout=1s >"$T/alertd.log" 2>&1 &
@@ -41,8 +45,8 @@ it_track "$ALERTD_PID"
 H="http://127.0.0.1:$P_HTTP"
 S="https://127.0.0.1:$P_TLS"
 wait_for 10 "alertd ready over HTTP" curl -fs -o /dev/null "$H/-/ready"
-grep -q "listening on http://127.0.0.1:$P_HTTP (port $P_HTTP), https://127.0.0.1:$P_TLS" "$T/alertd.log" ||
-  fail "the start-up line does not list both listeners"
+grep -q "listening on http://127.0.0.1:$P_HTTP (port $P_HTTP), https://127.0.0.1:$P_TLS (port $P_TLS), http://127.0.0.1:$P_PROXY (port $P_PROXY, PROXY protocol)" "$T/alertd.log" ||
+  fail "the start-up line does not list the three listeners"
 
 # 1. Both listeners serve; HTTPS with the test's CA.
 for base in "$H" "$S"; do
@@ -52,6 +56,28 @@ for base in "$H" "$S"; do
 done
 rc=0; curl -fsS -o /dev/null "$S/-/healthy" 2>/dev/null || rc=$?
 [ "$rc" = 60 ] || fail "an untrusted certificate was not refused by curl (exit $rc)"
+
+# PROXY protocol v2 on the third address (as HAProxy's send-proxy-v2 writes it).
+$PY - "$P_PROXY" >"$T/proxy.out" 2>&1 <<'PY' || fail "PROXY protocol v2: $(cat "$T/proxy.out")"
+import socket, struct, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+block = socket.inet_aton("10.0.0.1") + socket.inet_aton("10.0.0.2") + struct.pack("!HH", 4242, 8880)
+s.sendall(b"\r\n\r\n\x00\r\nQUIT\n" + bytes([0x21, 0x11]) + struct.pack("!H", len(block)) + block +
+          b"GET /-/healthy HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+answer = b""
+while True:
+    chunk = s.recv(4096)
+    if not chunk:
+        break
+    answer += chunk
+assert answer.startswith(b"HTTP/1.1 200"), answer
+PY
+rc=0; curl -sS --max-time 5 -o /dev/null "http://127.0.0.1:$P_PROXY/-/healthy" 2>/dev/null || rc=$?
+[ "$rc" != 0 ] || fail "a request without the PROXY header was answered"
+rc=0; curl -sS --max-time 5 --haproxy-protocol -o /dev/null "http://127.0.0.1:$P_PROXY/-/healthy" 2>/dev/null || rc=$?
+[ "$rc" != 0 ] || fail "a PROXY protocol v1 header was accepted (VictoriaMetrics takes v2 only)"
+grep -q "proxy protocol: the connection does not start with the PROXY protocol v2 signature" "$T/alertd.log" ||
+  fail "the refused PROXY connection was not logged"
 
 # 2. Plain HTTP to the HTTPS port; TLS 1.2 against -tlsMinVersion=TLS13.
 out=$(curl -sS --max-time 5 -i "http://127.0.0.1:$P_TLS/-/healthy" 2>&1) || true
@@ -136,4 +162,4 @@ rc=0; "$ALERTD" -rule="$T/rules.yml" -datasource.url="$DEAD" -notifier.blackhole
   fail "-tls without -tlsKeyFile: exit $rc: $(cat "$T/nokey.out")"
 "$ALERTD" -version | grep -Eq '^alertd v[0-9.]+ \(vmalert-compatible\), revision [0-9a-f]{12}$' ||
   fail "-version: $("$ALERTD" -version)"
-echo "server_tls: two listeners (HTTP + HTTPS), TLS 1.3 minimum, 200 silent connections closed, pprof, graceful shutdown, start-up errors"
+echo "server_tls: three listeners (HTTP, HTTPS, PROXY protocol), TLS 1.3 minimum, 200 silent connections closed, pprof, graceful shutdown, start-up errors"

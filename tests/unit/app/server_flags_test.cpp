@@ -118,8 +118,6 @@ TEST_CASE("flags that would change behaviour are refused when set, accepted at d
       {"-mtls=false", true},
       {"-clusterMode", false},
       {"-external.alert.source=explore", false},
-      {"-remoteRead.disablePathAppend", false},
-      {"-httpListenAddr.useProxyProtocol", false},
       {"-datasource.oauth2.clientID=", true},
       {"-tlsCertFile=/etc/cert.pem", true},
   };
@@ -299,6 +297,10 @@ TEST_CASE("flags: -httpListenAddr repeatable, -tls and its files per address", "
   CHECK(f.http_max_graceful_shutdown_duration == std::chrono::seconds(3));
   CHECK(f.ignored_flag_warnings.empty());
   CHECK_FALSE(parse({"-tls=maybe"}).has_value());
+  auto pp = parse({"-httpListenAddr.useProxyProtocol=false,true", "-remoteRead.disablePathAppend"});
+  REQUIRE(pp.has_value());
+  CHECK(pp->flags.http_listen_addr_use_proxy_protocol == std::vector<bool>{false, true});
+  CHECK(pp->flags.remote_read_disable_path_append);
 }
 
 TEST_CASE("server guard: /debug/pprof behind -pprofAuthKey or basic auth", "[app][auth][pprof]") {

@@ -126,6 +126,13 @@ TEST_CASE("querier URL: prefix, url args, group params, step and round_digits",
          p.eval_interval = 30s;
        },
        "/api/v1/query?query=up&step=30s&time=" + kTime},
+      {"disablePathAppend (-remoteRead.disablePathAppend): the URL's path as it is",
+       [&](auto& o, auto&) {
+         o.url = ds.base + "/select/0/prometheus/api/v1/query?nocache=1";
+         o.append_type_prefix = true;
+         o.disable_path_append = true;
+       },
+       "/select/0/prometheus/api/v1/query?nocache=1&query=up&step=300s&time=" + kTime},
       {"disableStepParam and roundDigits",
        [&](auto& o, auto& p) {
          o.url = ds.base;
