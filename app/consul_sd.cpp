@@ -8,7 +8,9 @@
 
 #include <rapidjson/document.h>
 
+#include "app/oauth2.hpp"
 #include "app/secret_file.hpp"
+#include "net/asio.hpp"
 #include "net/http_client.hpp"
 #include "net/url.hpp"
 
@@ -139,6 +141,42 @@ bool has_all_tags(const std::vector<std::string>& want, const rapidjson::Value& 
   }
   return true;
 }
+
+// One discovery round's HTTP client: its own io_context run by the calling thread while a request
+// is out (net::fetch_blocking's way), keep-alive within the round, and an OAuth2Transport in
+// front when the entry has oauth2 (one token per round).
+class BlockingClient {
+ public:
+  BlockingClient(const net::ClientOptions& options, std::optional<OAuth2Settings> oauth2)
+      : http_(std::make_unique<net::HttpClient>(io_, options)) {
+    if (oauth2) oauth2_ = std::make_unique<OAuth2Transport>(*http_, std::move(*oauth2));
+  }
+  ~BlockingClient() {
+    oauth2_.reset();
+    http_.reset();
+    io_.restart();
+    io_.run();  // the client's close()
+  }
+  BlockingClient(const BlockingClient&) = delete;
+  BlockingClient& operator=(const BlockingClient&) = delete;
+
+  core::Result<net::Response> fetch(net::Request req) {
+    std::optional<core::Result<net::Response>> out;
+    net::Transport& t = oauth2_ ? static_cast<net::Transport&>(*oauth2_) : *http_;
+    io_.restart();
+    t.send(std::move(req), [&out](core::Result<net::Response> r) { out = std::move(r); });
+    // Not run(): the idle-connection timer would keep it busy.
+    while (!out && io_.run_one() != 0) {
+    }
+    if (!out) return core::fail("request did not complete", core::ErrorKind::canceled);
+    return std::move(*out);
+  }
+
+ private:
+  boost::asio::io_context io_{1};
+  std::unique_ptr<net::HttpClient> http_;
+  std::unique_ptr<OAuth2Transport> oauth2_;
+};
 
 core::Result<std::string> value_or_file(std::string_view what, const std::string& value,
                                         const std::string& file) {
@@ -320,8 +358,13 @@ core::Result<ConsulFetch> consul_http_fetch(const config::ConsulSdConfig& c) {
     headers.emplace_back("Authorization", http.authorization->type + " " + *cr);
   }
   for (const auto& h : http.headers) headers.push_back(h);
+  std::optional<OAuth2Settings> oauth2;
+  if (http.oauth2) {
+    auto o = oauth2_settings(*http.oauth2);
+    if (!o) return core::fail(o.error());
+    oauth2 = std::move(*o);
+  }
   net::ClientOptions options;
-  options.keep_alive = false;
   if (http.tls_config) {
     options.tls.ca_file = http.tls_config->ca_file;
     options.tls.cert_file = http.tls_config->cert_file;
@@ -329,15 +372,16 @@ core::Result<ConsulFetch> consul_http_fetch(const config::ConsulSdConfig& c) {
     options.tls.server_name = http.tls_config->server_name;
     options.tls.insecure_skip_verify = http.tls_config->insecure_skip_verify;
   }
+  auto client = std::make_shared<BlockingClient>(options, std::move(oauth2));
   return ConsulFetch([base = std::move(base), headers = std::move(headers),
-                      options](const std::string& path) -> core::Result<std::string> {
+                      client](const std::string& path) -> core::Result<std::string> {
     net::Request req;
     req.method = "GET";
     req.url = base + path;
     req.headers = headers;
     req.timeout = std::chrono::seconds(10);
     req.max_response_bytes = size_t{64} << 20;
-    auto r = net::fetch_blocking(std::move(req), options);
+    auto r = client->fetch(std::move(req));
     const std::string shown = net::redact_url(base + path);
     if (!r) return core::fail(r.error().wrap("consul: GET \"" + shown + "\""));
     if (r->status != 200) {

@@ -12,7 +12,7 @@
 // `partition` and `filter`; the second also one `tag` per configured tag. The token goes in
 // Consul's `X-Consul-Token` header (token, token_file, else $CONSUL_HTTP_TOKEN_FILE or
 // $CONSUL_HTTP_TOKEN, as vmalert). `username`/`password`, basic_auth, authorization,
-// bearer_token, headers and tls_config apply to the requests to Consul.
+// bearer_token, oauth2, headers and tls_config apply to the requests to Consul.
 //
 // The address is `<Service.Address, else Node.Address>:<Service.Port>`; meta labels are
 // Prometheus' documented set plus vmalert's per-tag ones: __meta_consul_address, _dc, _health,
@@ -57,8 +57,9 @@ using ConsulFetch = std::function<core::Result<std::string>(const std::string& p
 [[nodiscard]] core::Result<std::vector<config::TargetGroup>> consul_discover(
     const config::ConsulSdConfig& c, const ConsulFetch& fetch);
 
-// A fetch through net::fetch_blocking with `c`'s server, scheme, path_prefix, token and HTTP
-// client config (secret files read here). Blocking: call it off the loop.
+// A fetch with `c`'s server, scheme, path_prefix, token and HTTP client config (secret files
+// read here), on an HTTP client of its own run by the calling thread (keep-alive and one OAuth2
+// token for as long as the fetch lives: one discovery round). Blocking: call it off the loop.
 [[nodiscard]] core::Result<ConsulFetch> consul_http_fetch(const config::ConsulSdConfig& c);
 
 }  // namespace app

@@ -105,9 +105,7 @@ core::Result<std::shared_ptr<const NotifierConfigState>> load_notifier_state(
       if (auto u = unsupported(s.http, where(s.pos, "static_configs: "))) errors.push_back(*u);
     }
     for (const auto& d : c.consul_sd_configs) {
-      if (d.http.oauth2) {
-        errors.push_back(where(d.pos, "consul_sd_configs: oauth2 is not supported"));
-      }
+      if (auto u = unsupported(d.http, where(d.pos, "consul_sd_configs: "))) errors.push_back(*u);
       if (!d.proxy_url.empty()) {
         errors.push_back(where(d.pos, "consul_sd_configs: proxy_url is not supported"));
       }

@@ -8,7 +8,8 @@
 #                                   and every `node-meta` key:value argument
 # Both answer with an X-Consul-Index header. A request without the header X-Consul-Token: TOKEN
 # gets 403 (Consul's "ACL not found"); while the file FAIL_FLAG exists every request gets 500.
-# Every request is appended to LOG as one JSON line {"path", "token"}.
+# Every request is appended to LOG as one JSON line {"path", "token", "auth"} (auth: the
+# Authorization header).
 #   usage: python3 fake_consul.py PORT CATALOG TOKEN FAIL_FLAG LOG
 import http.server, json, os, sys, urllib.parse
 
@@ -20,7 +21,8 @@ class H(http.server.BaseHTTPRequestHandler):
 
     def do_GET(self):
         with open(log_path, "a") as f:
-            f.write(json.dumps({"path": self.path, "token": self.headers.get("X-Consul-Token")}) + "\n")
+            f.write(json.dumps({"path": self.path, "token": self.headers.get("X-Consul-Token"),
+                                "auth": self.headers.get("Authorization")}) + "\n")
         if os.path.exists(fail_flag):
             return self.reply(500, b"fake consul: unavailable")
         if self.headers.get("X-Consul-Token") != token:

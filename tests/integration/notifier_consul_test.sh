@@ -6,8 +6,8 @@
 #      without "prod" and a service "web" are not selected. Both AMs receive alerts relabeled by
 #      the consul config's alert_relabel_configs; relabel_configs on __meta_consul_tags,
 #      __meta_consul_node, __meta_consul_dc and __meta_consul_service_metadata_* show in
-#      /api/v1/notifiers (kind "consulSD"). Every request to Consul carries the token, dc and
-#      stale.
+#      /api/v1/notifiers (kind "consulSD"). Every request to Consul carries the token, dc,
+#      stale and an OAuth2 bearer token (the entry's oauth2, from a fake token endpoint).
 #   B. the catalog changes (AM1's instance deregistered): AM1 goes, AM2 stays
 #      (-promscrape.consulSDCheckInterval=1s).
 #   C. Consul fails (500): the last targets are kept and the error is logged; AM1 comes back
@@ -22,6 +22,7 @@ PROM_PORT=$("$PEERS" free-port)
 AM1_PORT=$("$PEERS" free-port)
 AM2_PORT=$("$PEERS" free-port)
 CONSUL_PORT=$("$PEERS" free-port)
+IDP_PORT=$("$PEERS" free-port)
 A_PORT=$("$PEERS" free-port)
 mkdir -p "$T/prom" "$T/am" "$T/am2"
 "$PEERS" start-prometheus "$T/prom" "$PROM_PORT" >/dev/null
@@ -56,6 +57,9 @@ PY
   mv "$T/catalog.json.tmp" "$T/catalog.json"
 }
 catalog node1
+$PY "$(dirname "$0")/fake_oauth2_peer.py" "$IDP_PORT" "$T/idp.log" "alertd" "idp-secret" 3600 &
+it_track $!
+wait_for 10 "fake token endpoint" curl -fsS -o /dev/null "http://127.0.0.1:$IDP_PORT/"
 $PY "$(dirname "$0")/fake_consul.py" "$CONSUL_PORT" "$T/catalog.json" s3cret "$T/consul.fail" \
   "$T/consul.log" &
 it_track $!
@@ -78,6 +82,10 @@ consul_sd_configs:
     datacenter: dc1
     services: [alertmanager]
     tags: [prod]
+    oauth2:
+      client_id: alertd
+      client_secret: idp-secret
+      token_url: http://127.0.0.1:$IDP_PORT/token
     alert_relabel_configs:
       - {target_label: found_by, replacement: consul}
 relabel_configs:
@@ -128,6 +136,7 @@ paths = {urllib.parse.urlsplit(r["path"]).path for r in reqs}
 assert paths == {"/v1/catalog/services", "/v1/health/service/alertmanager"}, paths
 for r in reqs:
     assert r["token"] == "s3cret", r
+    assert (r["auth"] or "").startswith("Bearer tok-"), r
     q = urllib.parse.parse_qs(urllib.parse.urlsplit(r["path"]).query, keep_blank_values=True)
     assert q.get("dc") == ["dc1"] and "stale" in q, r
     if "health" in r["path"]:

@@ -300,6 +300,7 @@ consul_sd_configs:
     services: [alertmanager]
   - server: consul2:8500
     refresh_interval: 7s
+    oauth2: {client_id: a, client_secret: b, token_url: "http://idp/token"}
 dns_sd_configs:
   - names: [mail.example.com]
     type: MX
@@ -317,7 +318,11 @@ oauth2: {client_id: a, client_secret: b, token_url: "http://idp/token"}
 consul_sd_configs:
   - server: consul:8500
     proxy_url: http://proxy:3128
-    oauth2: {client_id: a, client_secret: b, token_url: "http://idp/token"}
+    oauth2:
+      client_id: a
+      client_secret: b
+      token_url: http://idp/token
+      proxy_url: http://proxy:3128
 oauth2:
   client_id: a
   client_secret: b
@@ -328,7 +333,7 @@ oauth2:
   REQUIRE_FALSE(refused);
   CHECK_THAT(refused.error().message, Catch::Contains(bad + ": oauth2.tls_config is not supported"));
   CHECK_THAT(refused.error().message,
-             Catch::Contains(bad + ":3:5: consul_sd_configs: oauth2 is not supported"));
+             Catch::Contains(bad + ":3:5: consul_sd_configs: oauth2.proxy_url is not supported"));
   CHECK_THAT(refused.error().message,
              Catch::Contains(bad + ":3:5: consul_sd_configs: proxy_url is not supported"));
 }
