@@ -329,9 +329,9 @@ core::Result<datasource::RemoteWriteOptions> remote_write_options(const Flags& f
       std::chrono::duration_cast<std::chrono::milliseconds>(flags.remote_write_send_timeout);
   o.log = [](bool error, std::string_view m) {
     if (error) {
-      spdlog::error("remote write: {}", m);
+      SPDLOG_ERROR("remote write: {}", m);
     } else {
-      spdlog::warn("remote write: {}", m);
+      SPDLOG_WARN("remote write: {}", m);
     }
   };
   return o;
@@ -350,9 +350,9 @@ net::ClientOptions client_options(const Flags& flags, const EndpointFlags& e) {
 
 // Rule errors and warnings to the log; the error to return when the load failed.
 std::optional<std::string> report_load(const Flags& flags, const config::LoadResult& loaded) {
-  for (const auto& w : loaded.warnings) spdlog::warn("{}", w);
+  for (const auto& w : loaded.warnings) SPDLOG_WARN("{}", w);
   if (loaded.ok()) return std::nullopt;
-  for (const auto& e : loaded.errors) spdlog::error("{}", e.message);
+  for (const auto& e : loaded.errors) SPDLOG_ERROR("{}", e.message);
   return fmt::format("cannot parse configuration file: {} error(s) in {}", loaded.errors.size(),
                      fmt::join(flags.rule, ", "));
 }
@@ -398,11 +398,13 @@ std::optional<std::string> notifier_mode_problem(const Flags& flags) {
 bool start_logging(const Flags& flags) {
   if (auto err = setup_logging(flags.logger_level, flags.logger_format, flags.logger_output,
                                flags.logger_timezone, flags.logger_disable_timestamps,
-                               flags.logger_json_fields)) {
+                               flags.logger_json_fields,
+                               LogRateLimits{static_cast<uint64_t>(flags.logger_errors_per_second_limit),
+                                             static_cast<uint64_t>(flags.logger_warns_per_second_limit)})) {
     std::fprintf(stderr, "alertd: %s\n", err->c_str());
     return false;
   }
-  for (const auto& w : flags.ignored_flag_warnings) spdlog::warn("{}", w);
+  for (const auto& w : flags.ignored_flag_warnings) SPDLOG_WARN("{}", w);
   return true;
 }
 
@@ -480,7 +482,7 @@ int run(const Flags& flags) {
   // As Go programs do: the soft fd limit up to the hard one, so HTTP clients cannot starve
   // the datasource and Alertmanager connections of descriptors.
   if (auto fd = raise_fd_limit(); !fd) {
-    spdlog::warn("cannot raise the open files limit: {}", fd.error().message);
+    SPDLOG_WARN("cannot raise the open files limit: {}", fd.error().message);
   } else if (fd->after != fd->before) {
     spdlog::info("raised the open files limit from {} to {}", fd->before, fd->after);
   }
@@ -517,7 +519,7 @@ int run(const Flags& flags) {
     spdlog::critical("{}", *err);
     return 1;
   }
-  if (initial->rules.groups.empty()) spdlog::warn("no groups found in {}", fmt::join(flags.rule, ", "));
+  if (initial->rules.groups.empty()) SPDLOG_WARN("no groups found in {}", fmt::join(flags.rule, ", "));
   if (const auto problems = flag_problems(initial->rules.groups, flags); !problems.empty()) {
     for (const auto& p : problems) spdlog::critical("{}", p);
     return 1;
@@ -609,7 +611,7 @@ int run(const Flags& flags) {
     if (auto read = StateFile::read(flags.state_path); read) {
       saved = std::move(*read);
     } else {
-      spdlog::error("{}; starting without the saved alert state", read.error().message);
+      SPDLOG_ERROR("{}; starting without the saved alert state", read.error().message);
     }
     state_file = std::make_unique<StateFile>(flags.state_path);
   }
@@ -732,7 +734,7 @@ int run(const Flags& flags) {
           if (periodic) counters.config_last_reload_total.fetch_add(1);
           counters.config_last_reload_successful = 0;
           counters.config_last_reload_errors_total.fetch_add(1);
-          spdlog::error("configuration reload failed, the previous configuration keeps running: {}",
+          SPDLOG_ERROR("configuration reload failed, the previous configuration keeps running: {}",
                         *err);
           reload_status.set_error(*err);
         } else {
@@ -776,7 +778,7 @@ int run(const Flags& flags) {
   api.reload_auth_key = flags.reload_auth_key;
   api.reload_status = &reload_status;
   net::ServerOptions http_options;
-  http_options.log_error = [](std::string_view m) { spdlog::error("{}", m); };
+  http_options.log_error = [](std::string_view m) { SPDLOG_ERROR("{}", m); };
   http_options.log_info = [](std::string_view m) { spdlog::info("{}", m); };
   ServerGuard guard;
   guard.path_prefix = flags.http_path_prefix;
@@ -921,7 +923,7 @@ int run(const Flags& flags) {
     std::unique_lock lock(http_mu);
     const auto until = http_shutdown_at + http_grace + std::chrono::milliseconds(100);
     if (!http_cv.wait_until(lock, until, [&] { return http_done; })) {
-      spdlog::warn("-http.maxGracefulShutdownDuration={} passed with requests still in "
+      SPDLOG_WARN("-http.maxGracefulShutdownDuration={} passed with requests still in "
                    "progress; closing their connections",
                    core::format_go_duration(flags.http_max_graceful_shutdown_duration));
     }
@@ -1056,7 +1058,7 @@ int replay(const Flags& flags) {
   auto progress = make_console_progress(stdout, stderr, !flags.replay_disable_progress_bar);
   Replayer replayer(ReplayDeps{clock, **factory, writer, wait_for_room, max_write_rows,
                                progress.get(),
-                               [](std::string_view m) { spdlog::error("{}", m); }},
+                               [](std::string_view m) { SPDLOG_ERROR("{}", m); }},
                     options);
   ReplaySummary summary;
   replayer.run(std::move(loaded->rules.groups), group_context(flags), [&](ReplaySummary s) {
@@ -1069,7 +1071,7 @@ int replay(const Flags& flags) {
   io.run();
 
   const uint64_t dropped = dropped_rows();
-  for (const auto& e : summary.errors) spdlog::error("skipped: {}", e);
+  for (const auto& e : summary.errors) SPDLOG_ERROR("skipped: {}", e);
   if (summary.fatal) {
     spdlog::critical("replay failed: {}", summary.fatal->message);
     return 1;
@@ -1084,7 +1086,7 @@ int replay(const Flags& flags) {
     return 1;
   }
   if (summary.failed_ranges > 0) {
-    spdlog::error("replay finished with {} failed range(s) skipped "
+    SPDLOG_ERROR("replay finished with {} failed range(s) skipped "
                   "(-replay.continueWithExecutionErr)",
                   summary.failed_ranges);
     return 1;

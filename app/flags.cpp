@@ -551,6 +551,22 @@ const std::vector<FlagDef>& flag_defs() {
       {"http.header.hsts", Kind::string, "",
        "Value of the Strict-Transport-Security header of every response (none when empty).",
        STR(http_header_hsts)},
+      {"loggerErrorsPerSecondLimit", Kind::integer, "0",
+       "Per-second limit on ERROR messages from one place in the code: past it they are "
+       "suppressed until the next second (the first suppressed one says so). 0 = no limit.",
+       [](Flags& f, const std::string& v) {
+         if (auto err = parse_int(v, f.logger_errors_per_second_limit); !err.empty()) return err;
+         return f.logger_errors_per_second_limit < 0 ? std::string("must not be negative")
+                                                     : std::string();
+       }},
+      {"loggerWarnsPerSecondLimit", Kind::integer, "0",
+       "Per-second limit on WARN messages from one place in the code, as "
+       "-loggerErrorsPerSecondLimit. 0 = no limit.",
+       [](Flags& f, const std::string& v) {
+         if (auto err = parse_int(v, f.logger_warns_per_second_limit); !err.empty()) return err;
+         return f.logger_warns_per_second_limit < 0 ? std::string("must not be negative")
+                                                    : std::string();
+       }},
       {"httpListenAddr.useProxyProtocol", Kind::bool_array, "",
        "Whether connections to the corresponding -httpListenAddr start with a PROXY protocol "
        "v2 header (sent by HAProxy, AWS NLB, ...); connections without it are closed, so "
@@ -674,12 +690,8 @@ const std::vector<PassiveFlag>& passive_flag_defs() {
       {"license", Kind::string, "", Support::warn, kEnterprise},
       {"license.forceOffline", Kind::boolean, "false", Support::warn, kEnterprise},
       {"licenseFile", Kind::string, "", Support::warn, kEnterprise},
-      {"loggerErrorsPerSecondLimit", Kind::integer, "0", Support::warn,
-       "log rate limits are not supported yet"},
       {"loggerMaxArgLen", Kind::integer, "1000", Support::warn,
        "alertd does not shorten logged arguments"},
-      {"loggerWarnsPerSecondLimit", Kind::integer, "0", Support::warn,
-       "log rate limits are not supported yet"},
       {"memory.allowedBytes", Kind::size, "0", Support::warn, kGoRuntime},
       {"memory.allowedPercent", Kind::floating, "60", Support::warn, kGoRuntime},
       {"metrics.exposeMetadata", Kind::boolean, "false", Support::warn,

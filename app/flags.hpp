@@ -192,6 +192,8 @@ struct Flags {
   std::string logger_json_fields;  // -loggerJSONFields: "ts:timestamp,msg:message"
   std::string logger_timezone = "UTC";
   bool logger_disable_timestamps = false;
+  int logger_errors_per_second_limit = 0;  // -loggerErrorsPerSecondLimit (0 = none)
+  int logger_warns_per_second_limit = 0;   // -loggerWarnsPerSecondLimit
   bool envflag_enable = false;
   std::string envflag_prefix;
 

@@ -70,6 +70,38 @@ std::string caller_of(const spdlog::source_loc& loc) {
   return std::string(file) + ":" + std::to_string(loc.line);
 }
 
+// Drops or marks error/warn lines over the per-second limits, then hands them to `inner`.
+class RateLimitedSink final : public spdlog::sinks::sink {
+ public:
+  RateLimitedSink(spdlog::sink_ptr inner, LogRateLimits limits)
+      : inner_(std::move(inner)), limiter_(limits) {}
+
+  // spdlog::sinks::sink
+  void log(const spdlog::details::log_msg& msg) override {
+    const int64_t second =
+        std::chrono::duration_cast<std::chrono::seconds>(msg.time.time_since_epoch()).count();
+    const auto prefix = limiter_.admit(level_name(msg.level), caller_of(msg.source), second);
+    if (!prefix) return;
+    if (prefix->empty()) {
+      inner_->log(msg);
+      return;
+    }
+    const std::string text = *prefix + std::string(msg.payload.data(), msg.payload.size());
+    spdlog::details::log_msg marked = msg;
+    marked.payload = spdlog::string_view_t(text.data(), text.size());
+    inner_->log(marked);
+  }
+  void flush() override { inner_->flush(); }
+  void set_pattern(const std::string& pattern) override { inner_->set_pattern(pattern); }
+  void set_formatter(std::unique_ptr<spdlog::formatter> f) override {
+    inner_->set_formatter(std::move(f));
+  }
+
+ private:
+  spdlog::sink_ptr inner_;
+  LogLimiter limiter_;
+};
+
 class VmFormatter final : public spdlog::formatter {
  public:
   explicit VmFormatter(LogLayout layout) : layout_(layout) {}
@@ -100,6 +132,30 @@ spdlog::level::level_enum to_level(const std::string& level) {
 }
 
 }  // namespace
+
+std::optional<std::string> LogLimiter::admit(std::string_view level, std::string_view caller,
+                                             int64_t unix_second) {
+  const uint64_t limit = level == "error" ? limits_.errors_per_second
+                         : level == "warn" ? limits_.warns_per_second
+                                           : 0;
+  if (limit == 0) return std::string();
+  std::lock_guard lock(mu_);
+  if (unix_second != second_) {
+    // VictoriaMetrics resets its counts every second.
+    counts_.clear();
+    second_ = unix_second;
+  }
+  uint64_t& n = counts_[std::string(caller)];
+  if (n < limit) {
+    ++n;
+    return std::string();
+  }
+  if (n == limit) {
+    ++n;
+    return "suppressing log message with rate limit=" + std::to_string(limit) + ": ";
+  }
+  return std::nullopt;
+}
 
 LogContext log_context(std::string_view msg) {
   LogContext out;
@@ -177,7 +233,8 @@ std::string format_log_line(const LogLayout& layout, core::TimePoint ts, std::st
 
 std::optional<std::string> setup_logging(const std::string& level, const std::string& format,
                                          const std::string& output, const std::string& timezone,
-                                         bool disable_timestamps, const std::string& json_fields) {
+                                         bool disable_timestamps, const std::string& json_fields,
+                                         LogRateLimits limits) {
   LogLayout layout;
   layout.json = format == "json";
   layout.timestamps = !disable_timestamps;
@@ -215,6 +272,9 @@ std::optional<std::string> setup_logging(const std::string& level, const std::st
     sink = std::make_shared<spdlog::sinks::stdout_sink_mt>();
   } else {
     sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
+  }
+  if (limits.errors_per_second != 0 || limits.warns_per_second != 0) {
+    sink = std::make_shared<RateLimitedSink>(std::move(sink), limits);
   }
   auto logger = std::make_shared<spdlog::logger>("alertd", std::move(sink));
   logger->set_formatter(std::make_unique<VmFormatter>(layout));

@@ -4,12 +4,17 @@
 //   json:    {"ts":"2026-12-02T10:46:15.123Z","level":"info","caller":"app/daemon.cpp:145","msg":"message"}
 // Levels are written lowercase as vmalert's: debug, info, warn, error, fatal. The caller is the
 // source file:line when the call site passes it (SPDLOG_INFO(...) and friends), "alertd"
-// otherwise. Log lines carry context as key=value pairs: group=, rule=, err=.
+// otherwise; errors and warnings are logged with SPDLOG_ERROR/SPDLOG_WARN, so that the caller
+// is real and the per-second limits count per place in the code, as vmalert's. Log lines
+// carry context as key=value pairs: group=, rule=, err=.
 #pragma once
 
+#include <cstdint>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "core/time.hpp"
 
@@ -29,6 +34,30 @@ struct LogLayout {
   std::string msg_key = "msg";
 };
 
+// -loggerErrorsPerSecondLimit / -loggerWarnsPerSecondLimit (0 = no limit).
+struct LogRateLimits {
+  uint64_t errors_per_second = 0;
+  uint64_t warns_per_second = 0;
+};
+
+// VictoriaMetrics' lib/logger rate limit: per place in the code ("file:line", the caller) and
+// per second, at most `limit` error (or warn) lines; the next one is written with the prefix
+// "suppressing log message with rate limit=N: ", the rest of that second are dropped. Other
+// levels pass. Thread-safe; the second is a parameter (tests need no clock).
+class LogLimiter {
+ public:
+  explicit LogLimiter(LogRateLimits limits) : limits_(limits) {}
+  // nullopt: drop the line; otherwise the prefix to write before it ("" mostly).
+  [[nodiscard]] std::optional<std::string> admit(std::string_view level, std::string_view caller,
+                                                 int64_t unix_second);
+
+ private:
+  LogRateLimits limits_;
+  std::mutex mu_;
+  int64_t second_ = 0;
+  std::unordered_map<std::string, uint64_t> counts_;
+};
+
 // Installs the default spdlog logger. level: INFO|WARN|ERROR|FATAL|PANIC (and DEBUG);
 // format: default|json; output: stderr|stdout; timezone: UTC, Local or an IANA name found in
 // the system's zoneinfo; json_fields: -loggerJSONFields ("ts:timestamp,msg:message"). Returns an
@@ -38,7 +67,8 @@ struct LogLayout {
                                                        const std::string& output = "stderr",
                                                        const std::string& timezone = "UTC",
                                                        bool disable_timestamps = false,
-                                                       const std::string& json_fields = "");
+                                                       const std::string& json_fields = "",
+                                                       LogRateLimits limits = {});
 
 // The group and rule a log message is about, read from its `group "g": rule "r": ...` prefix
 // (how alertd's messages about a group or rule begin). JSON lines carry them as "group" and

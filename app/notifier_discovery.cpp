@@ -400,7 +400,7 @@ void NotifierDiscovery::apply(const std::shared_ptr<const NotifierConfigState>& 
                               const std::vector<DiscoveredTarget>& found,
                               std::vector<std::string> errors) {
   auto list = pool_.update(state, found, errors);
-  for (const auto& e : errors) spdlog::error("notifier discovery: {}", e);
+  for (const auto& e : errors) SPDLOG_ERROR("notifier discovery: {}", e);
   set_.set(std::move(list));
 }
 

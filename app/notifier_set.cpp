@@ -29,7 +29,7 @@ void NotifierSet::send(std::vector<notifier::Alert> batch, const Headers& header
   for (size_t i = 0; i < targets.size(); ++i) {
     const auto& n = targets[i];
     auto done = [n, where](std::optional<core::Error> e) {
-      if (e) spdlog::error("{}: {}", where, e->message);
+      if (e) SPDLOG_ERROR("{}: {}", where, e->message);
     };
     if (i + 1 < targets.size()) {
       n->send_owned(batch, headers, std::move(done));

@@ -143,9 +143,9 @@ core::Result<notifier::DeliveryOptions> delivery_options(const Flags& flags) {
   o.retry_max_time = std::max(flags.notifier_retry_max_time, 2 * flags.rule_resend_delay);
   o.log = [](bool error, std::string_view m) {
     if (error) {
-      spdlog::error("notifier: {}", m);
+      SPDLOG_ERROR("notifier: {}", m);
     } else {
-      spdlog::warn("notifier: {}", m);
+      SPDLOG_WARN("notifier: {}", m);
     }
   };
   return o;

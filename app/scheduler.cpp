@@ -100,7 +100,7 @@ void GroupScheduler::restore_next(size_t i) {
       [self = shared_from_this(), i](std::optional<core::Error> err) {
         LoopScope loop;
         if (err) {
-          spdlog::error("{}: failed to restore alert state: {}", self->where(i), err->message);
+          SPDLOG_ERROR("{}: failed to restore alert state: {}", self->where(i), err->message);
         } else if (const size_t n = self->group_->rule(i).restore(self->restore_result_); n > 0) {
           spdlog::info("{}: restored the activeAt of {} alert(s) from -remoteRead.url",
                        self->where(i), n);
@@ -152,7 +152,7 @@ void GroupScheduler::arm_miss_watch(core::TimePoint at) {
     if (!self->round_active_ || self->stopping_) return;
     ++self->missed_;
     self->publish_counters();
-    spdlog::warn("group \"{}\": missed an evaluation: the round that started at {} is still "
+    SPDLOG_WARN("group \"{}\": missed an evaluation: the round that started at {} is still "
                  "running after {}",
                  self->group_->spec().name, core::format_rfc3339_seconds(self->times_.eval_ts),
                  core::format_go_duration(at - self->times_.eval_ts));
@@ -251,9 +251,9 @@ void GroupScheduler::on_answer(size_t i, std::optional<core::Error> err) {
 void GroupScheduler::deliver(size_t i, rules::RuleOutput out) {
   if (out.error) {
     deps_.counters.execution_errors_total.fetch_add(1, std::memory_order_relaxed);
-    spdlog::error("{}: failed to execute: {}", where(i), out.error->message);
+    SPDLOG_ERROR("{}: failed to execute: {}", where(i), out.error->message);
   }
-  if (out.template_error) spdlog::warn("{}: {}", where(i), out.template_error->message);
+  if (out.template_error) SPDLOG_WARN("{}: {}", where(i), out.template_error->message);
   deps_.counters.alerts_fired_total.fetch_add(out.fired, std::memory_order_relaxed);
   if (!out.series.empty()) deps_.series.write(out.series);
   if (!out.alerts.empty()) {

@@ -333,7 +333,7 @@ void StateFile::flush() {
   std::lock_guard lock(mu_);
   ++writes_;
   last_error_ = r ? std::string() : r.error().message;
-  if (!r) spdlog::error("{}", r.error().message);
+  if (!r) SPDLOG_ERROR("{}", r.error().message);
 }
 
 uint64_t StateFile::writes() const {

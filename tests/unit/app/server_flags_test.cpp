@@ -355,6 +355,37 @@ TEST_CASE("server guard: /debug/pprof behind -pprofAuthKey or basic auth", "[app
   }
 }
 
+TEST_CASE("logs: -loggerErrorsPerSecondLimit and -loggerWarnsPerSecondLimit, per caller",
+          "[app][logging]") {
+  app::LogLimiter limiter(app::LogRateLimits{2, 1});
+  const int64_t t = 1796208375;
+  // Two errors from one place pass, the third says it suppresses, the rest are dropped.
+  CHECK(limiter.admit("error", "app/a.cpp:10", t) == "");
+  CHECK(limiter.admit("error", "app/a.cpp:10", t) == "");
+  CHECK(limiter.admit("error", "app/a.cpp:10", t) ==
+        "suppressing log message with rate limit=2: ");
+  CHECK(!limiter.admit("error", "app/a.cpp:10", t));
+  CHECK(!limiter.admit("error", "app/a.cpp:10", t));
+  // Another place has its own count; warnings have their own limit; info is never limited.
+  CHECK(limiter.admit("error", "app/b.cpp:20", t) == "");
+  CHECK(limiter.admit("warn", "app/c.cpp:30", t) == "");
+  CHECK(limiter.admit("warn", "app/c.cpp:30", t) == "suppressing log message with rate limit=1: ");
+  CHECK(!limiter.admit("warn", "app/c.cpp:30", t));
+  for (int i = 0; i < 10; ++i) CHECK(limiter.admit("info", "app/a.cpp:10", t) == "");
+  // The next second starts again.
+  CHECK(limiter.admit("error", "app/a.cpp:10", t + 1) == "");
+  CHECK(limiter.admit("warn", "app/c.cpp:30", t + 1) == "");
+  // 0 = no limit.
+  app::LogLimiter none(app::LogRateLimits{});
+  for (int i = 0; i < 100; ++i) CHECK(none.admit("error", "x", t) == "");
+  auto f = parse({"-loggerErrorsPerSecondLimit=10", "-loggerWarnsPerSecondLimit=5"});
+  REQUIRE(f.has_value());
+  CHECK(f->flags.logger_errors_per_second_limit == 10);
+  CHECK(f->flags.logger_warns_per_second_limit == 5);
+  CHECK(f->flags.ignored_flag_warnings.empty());
+  CHECK_FALSE(parse({"-loggerErrorsPerSecondLimit=-1"}).has_value());
+}
+
 TEST_CASE("logs: JSON lines carry the group and rule as fields", "[app][logging]") {
   const auto ts = core::from_unix_ms(1796208375123);
   app::LogLayout json;
