@@ -135,7 +135,7 @@ void append_update(std::string& out, const rules::RuleUpdate& u) {
   out += ",\"series_fetched\":";
   out += u.series_fetched ? std::to_string(*u.series_fetched) : std::string("null");
   out += ",\"curl\":";
-  append_json_string(out, u.curl);
+  append_json_string(out, u.curl.str());
   out += '}';
 }
 
@@ -372,6 +372,9 @@ core::expected<std::shared_ptr<const GroupSnapshot>, ApiError> find_group(
   return g;
 }
 
+// A streamed answer's pieces are about this big (the last item may run past it).
+constexpr size_t kStreamPiece = 64 * 1024;
+
 // ---- responses -----------------------------------------------------------------------------
 
 net::ServerResponse json_response(unsigned status, std::string body) {
@@ -379,6 +382,15 @@ net::ServerResponse json_response(unsigned status, std::string body) {
   resp.status = status;
   resp.content_type = "application/json";
   resp.body = std::move(body);
+  return resp;
+}
+
+// A streamed JSON answer (net::BodyProducer): /api/v1/rules and /api/v1/alerts grow with the
+// alerts (about 900 bytes each), so they are sent piece by piece instead of built whole.
+net::ServerResponse json_stream_response(net::BodyProducer producer) {
+  net::ServerResponse resp;
+  resp.content_type = "application/json";
+  resp.stream = std::move(producer);
   return resp;
 }
 
@@ -640,24 +652,32 @@ core::expected<RulesFilter, ApiError> parse_rules_filter(const FormValues& form)
   return f;
 }
 
-std::string alerts_json(const SnapshotStore& store, const AlertsFilter& filter) {
+net::BodyProducer alerts_json_stream(const SnapshotStore& store, const AlertsFilter& filter) {
   struct Ref {
     const GroupSnapshot* g;
     const RuleSnapshot* r;
     const AlertSnapshot* a;
   };
-  const auto groups = store.all();
-  std::vector<Ref> refs;
-  for (const auto& g : groups) {
+  // The snapshots (immutable) stay alive in the producer until the last piece: the answer is
+  // one consistent view however long the client takes to read it.
+  struct State {
+    std::vector<std::shared_ptr<const GroupSnapshot>> groups;
+    std::vector<Ref> refs;
+    size_t next = 0;
+    bool started = false;
+  };
+  auto st = std::make_shared<State>();
+  st->groups = store.all();
+  for (const auto& g : st->groups) {
     if (!filter.groups.matches(*g)) continue;
     for (const auto& r : g->rules) {
       for (const auto& a : r.alerts) {
-        if (matches_any(filter.match, a.labels)) refs.push_back({g.get(), &r, &a});
+        if (matches_any(filter.match, a.labels)) st->refs.push_back({g.get(), &r, &a});
       }
     }
   }
   // vmalert sorts by the ID's decimal string ("10" < "9").
-  std::sort(refs.begin(), refs.end(), [](const Ref& x, const Ref& y) {
+  std::sort(st->refs.begin(), st->refs.end(), [](const Ref& x, const Ref& y) {
     char bx[24];
     char by[24];
     const auto ex = std::to_chars(bx, bx + sizeof bx, x.a->id).ptr;
@@ -665,16 +685,27 @@ std::string alerts_json(const SnapshotStore& store, const AlertsFilter& filter) 
     return std::string_view(bx, static_cast<size_t>(ex - bx)) <
            std::string_view(by, static_cast<size_t>(ey - by));
   });
-  std::string out = R"({"status":"success","data":{"alerts":[)";
-  out.reserve(refs.size() * 1024);  // mmap'd (app/memory.hpp): untouched pages cost no RSS
-  bool first = true;
-  for (const auto& ref : refs) {
-    if (!first) out += ',';
-    first = false;
-    append_alert(out, *ref.g, *ref.r, *ref.a);
-  }
-  out += "]}}";
-  return out;
+  return [st](std::string& out) {
+    if (!st->started) {
+      st->started = true;
+      out += R"({"status":"success","data":{"alerts":[)";
+    }
+    while (st->next < st->refs.size() && out.size() < kStreamPiece) {
+      if (st->next > 0) out += ',';
+      const Ref& ref = st->refs[st->next++];
+      append_alert(out, *ref.g, *ref.r, *ref.a);
+    }
+    if (st->next < st->refs.size()) return true;
+    out += "]}}";
+    return false;
+  };
+}
+
+std::string alerts_json(const SnapshotStore& store, const AlertsFilter& filter) {
+  net::ServerResponse r;
+  r.stream = alerts_json_stream(store, filter);
+  net::collect_body(r);
+  return std::move(r.body);
 }
 
 core::expected<RulesSelection, ApiError> select_rules(const SnapshotStore& store,
@@ -730,37 +761,67 @@ core::expected<RulesSelection, ApiError> select_rules(const SnapshotStore& store
   return sel;
 }
 
-core::expected<std::string, ApiError> rules_json(const SnapshotStore& store,
-                                                 const RulesFilter& f) {
+core::expected<net::BodyProducer, ApiError> rules_json_stream(const SnapshotStore& store,
+                                                              const RulesFilter& f) {
   auto sel = select_rules(store, f);
   if (!sel) return core::unexpected<ApiError>(sel.error());
-  // Built in one buffer sized like the last answer (at 10k alerts it is ~10 MB): no doubling
-  // copies. Reserved pages are mmap'd (app/memory.hpp), so what goes unused costs no RSS.
-  static std::atomic<size_t> last_size{0};
-  std::string out;
-  out.reserve(last_size.load(std::memory_order_relaxed) * 9 / 8 + 256);
-  out = R"({"status":"success")";
-  if (sel->page != 0) out += ",\"page\":" + std::to_string(sel->page);
-  if (sel->total_pages != 0) out += ",\"total_pages\":" + std::to_string(sel->total_pages);
-  if (sel->total_groups != 0) out += ",\"total_groups\":" + std::to_string(sel->total_groups);
-  if (sel->total_rules != 0) out += ",\"total_rules\":" + std::to_string(sel->total_rules);
-  out += R"(,"data":{"groups":[)";
-  bool first_group = true;
-  for (const auto& sg : sel->groups) {
-    if (!first_group) out += ',';
-    first_group = false;
-    append_group_head(out, *sg.group);
-    bool first = true;
-    for (const auto& sr : sg.rules) {
-      if (!first) out += ',';
-      first = false;
-      append_rule(out, *sg.group, *sr.rule, RuleOptions{sr.state, !f.exclude_alerts, false});
+  // The selection holds the group snapshots (immutable), so every piece reads the same view.
+  // One piece is at most one rule past kStreamPiece (a rule with all its alerts).
+  struct State {
+    RulesSelection sel;
+    bool exclude_alerts = false;
+    bool started = false;
+    size_t group = 0;
+    size_t rule = 0;  // next rule of `group`
+    bool in_group = false;  // `group`'s head is out
+  };
+  auto st = std::make_shared<State>();
+  st->sel = std::move(*sel);
+  st->exclude_alerts = f.exclude_alerts;
+  return [st](std::string& out) {
+    const auto& groups = st->sel.groups;
+    if (!st->started) {
+      st->started = true;
+      const auto& s = st->sel;
+      out = R"({"status":"success")";
+      if (s.page != 0) out += ",\"page\":" + std::to_string(s.page);
+      if (s.total_pages != 0) out += ",\"total_pages\":" + std::to_string(s.total_pages);
+      if (s.total_groups != 0) out += ",\"total_groups\":" + std::to_string(s.total_groups);
+      if (s.total_rules != 0) out += ",\"total_rules\":" + std::to_string(s.total_rules);
+      out += R"(,"data":{"groups":[)";
     }
-    append_group_tail(out, *sg.group, sg.states);
-  }
-  out += "]}}";
-  last_size.store(out.size(), std::memory_order_relaxed);
-  return out;
+    while (st->group < groups.size() && out.size() < kStreamPiece) {
+      const SelectedGroup& sg = groups[st->group];
+      if (!st->in_group) {
+        st->in_group = true;
+        if (st->group > 0) out += ',';
+        append_group_head(out, *sg.group);
+      }
+      while (st->rule < sg.rules.size() && out.size() < kStreamPiece) {
+        if (st->rule > 0) out += ',';
+        const SelectedRule& sr = sg.rules[st->rule++];
+        append_rule(out, *sg.group, *sr.rule, RuleOptions{sr.state, !st->exclude_alerts, false});
+      }
+      if (st->rule < sg.rules.size()) return true;
+      append_group_tail(out, *sg.group, sg.states);
+      ++st->group;
+      st->rule = 0;
+      st->in_group = false;
+    }
+    if (st->group < groups.size()) return true;
+    out += "]}}";
+    return false;
+  };
+}
+
+core::expected<std::string, ApiError> rules_json(const SnapshotStore& store,
+                                                 const RulesFilter& f) {
+  auto producer = rules_json_stream(store, f);
+  if (!producer) return core::unexpected<ApiError>(producer.error());
+  net::ServerResponse r;
+  r.stream = std::move(*producer);
+  net::collect_body(r);
+  return std::move(r.body);
 }
 
 std::string rules_json(const SnapshotStore& store) {
@@ -833,14 +894,14 @@ net::ServerResponse handle_request(const ApiContext& ctx, const net::ServerReque
     if (path == "/api/v1/rules") {
       auto f = parse_rules_filter(form);
       if (!f) return error_response(f.error());
-      auto body = rules_json(*ctx.store, *f);
-      if (!body) return error_response(body.error());
-      return json_response(200, std::move(*body));
+      auto producer = rules_json_stream(*ctx.store, *f);
+      if (!producer) return error_response(producer.error());
+      return json_stream_response(std::move(*producer));
     }
     if (path == "/api/v1/alerts") {
       auto f = parse_alerts_filter(form);
       if (!f) return error_response(f.error());
-      return json_response(200, alerts_json(*ctx.store, *f));
+      return json_stream_response(alerts_json_stream(*ctx.store, *f));
     }
     if (path == "/api/v1/alert") {
       auto ref = find_alert(*ctx.store, form);

@@ -14,7 +14,8 @@
 // Errors: {"status":"error","errorType":"bad_data"|"not_found"|...,"error":"..."} with 400/404.
 // Pages: /vmalert/alert?group_id=&alert_id= (the generatorURL target), /vmalert/rule?...
 //
-// Bodies are written straight into one string (no DOM), from the immutable snapshots.
+// Bodies are written straight into strings (no DOM), from the immutable snapshots; the two that
+// grow with the alerts (/api/v1/rules, /api/v1/alerts) are streamed in pieces (chunked).
 #pragma once
 
 #include <atomic>
@@ -146,7 +147,14 @@ struct RulesSelection {
                                                                     const RulesFilter& filter);
 [[nodiscard]] core::expected<AlertsFilter, ApiError> parse_alerts_filter(const FormValues& form);
 
-// JSON bodies, exposed for tests.
+// The /api/v1/alerts and /api/v1/rules answers as streams (piece by piece; they hold the
+// snapshots they read until the last piece).
+[[nodiscard]] net::BodyProducer alerts_json_stream(const SnapshotStore& store,
+                                                   const AlertsFilter& filter);
+[[nodiscard]] core::expected<net::BodyProducer, ApiError> rules_json_stream(
+    const SnapshotStore& store, const RulesFilter& f);
+
+// JSON bodies, exposed for tests (the streams above, collected).
 [[nodiscard]] std::string alerts_json(const SnapshotStore& store, const AlertsFilter& filter = {});
 [[nodiscard]] core::expected<std::string, ApiError> rules_json(const SnapshotStore& store,
                                                                const RulesFilter& filter);

@@ -728,6 +728,13 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
       req.body = std::move(parser.get().body());
       ServerResponse out = self->call_handler(req);
       if (ref.closing) break;  // stop() or eviction while the handler ran (multi-threaded ioc)
+      if (out.stream) {
+        const bool keep_alive = co_await write_streamed(self, stream, ref, msg.version(),
+                                                        msg.keep_alive(),
+                                                        msg.method() == http::verb::head, out);
+        if (!keep_alive) break;
+        continue;
+      }
       http::response<http::string_body> res{static_cast<http::status>(out.status), msg.version()};
       res.set(http::field::content_type, out.content_type);
       for (auto& [name, value] : out.headers) res.insert(name, value);
@@ -757,6 +764,58 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     }
   }
 
+  // A streamed answer: the header, then one chunk per piece the producer gives, then the last
+  // chunk. Every write has write_timeout. Returns whether the connection may be kept alive.
+  // HTTP/1.0 has no chunked coding: the pieces go out as they are and the connection closes.
+  static asio::awaitable<bool> write_streamed(std::shared_ptr<Impl> self,
+                                              beast::tcp_stream& stream, SessionRef& ref,
+                                              unsigned version, bool request_keep_alive,
+                                              bool head, ServerResponse& out) {
+    const ServerOptions& o = self->options_;
+    const bool chunked = version >= 11;
+    http::response<http::empty_body> res{static_cast<http::status>(out.status), version};
+    res.set(http::field::content_type, out.content_type);
+    for (auto& [name, value] : out.headers) res.insert(name, value);
+    res.keep_alive(chunked && request_keep_alive && !self->stopped_);
+    if (chunked) res.chunked(true);
+    const bool keep_alive = res.keep_alive();
+    beast::error_code ec;
+    http::response_serializer<http::empty_body> sr{res};
+    stream.expires_after(o.write_timeout);
+    co_await http::async_write_header(stream, sr, asio::redirect_error(asio::use_awaitable, ec));
+    if (ec || head) co_return !ec && keep_alive;
+    std::string piece;
+    for (bool more = true; more;) {
+      piece.clear();
+      try {
+        more = out.stream(piece);
+      } catch (const std::exception& e) {
+        // The status line is gone: all that is left is to cut the answer short (no last
+        // chunk, so the client sees a truncated body, not a complete wrong one).
+        if (o.log_error) o.log_error(std::string("http body producer failed: ") + e.what());
+        co_return false;
+      }
+      if (ref.closing) co_return false;
+      if (piece.empty()) continue;
+      stream.expires_after(o.write_timeout);
+      if (chunked) {
+        co_await asio::async_write(stream, http::make_chunk(asio::buffer(piece)),
+                                   asio::redirect_error(asio::use_awaitable, ec));
+      } else {
+        co_await asio::async_write(stream, asio::buffer(piece),
+                                   asio::redirect_error(asio::use_awaitable, ec));
+      }
+      if (ec || ref.closing) co_return false;
+    }
+    out.stream = nullptr;  // what it holds (snapshots) goes now, not with the session
+    if (chunked) {
+      stream.expires_after(o.write_timeout);
+      co_await asio::async_write(stream, http::make_chunk_last(),
+                                 asio::redirect_error(asio::use_awaitable, ec));
+    }
+    co_return !ec && keep_alive;
+  }
+
   asio::io_context& ioc_;
   Strand strand_;
   RequestHandler handler_;
@@ -774,6 +833,18 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
   std::atomic<uint64_t> rejected_{0};
   std::atomic<size_t> open_{0};
 };
+
+void collect_body(ServerResponse& resp) {
+  if (!resp.stream) return;
+  resp.body.clear();
+  std::string piece;
+  for (bool more = true; more;) {
+    piece.clear();
+    more = resp.stream(piece);
+    resp.body += piece;
+  }
+  resp.stream = nullptr;
+}
 
 HttpServer::HttpServer(asio::io_context& ioc, RequestHandler handler)
     : HttpServer(ioc, std::move(handler), ServerOptions{}) {}

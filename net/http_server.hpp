@@ -47,12 +47,26 @@ struct ServerRequest {
   std::string body;
 };
 
+// Produces a response body piece by piece while it is being sent: each call appends the next
+// piece (a few tens of kB, never the whole body) to `out`, which arrives empty, and returns
+// whether more follows. Called on the server's strand between socket writes, so it must not
+// block; it keeps whatever it reads alive itself (an immutable snapshot, say).
+using BodyProducer = std::function<bool(std::string& out)>;
+
 struct ServerResponse {
   unsigned status = 200;
   std::string content_type = "text/plain; charset=utf-8";
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;
+  // Set: the body is `stream`'s pieces (and `body` is ignored), sent as HTTP/1.1 chunked
+  // transfer coding, one chunk per piece, so the whole body never exists in memory. An HTTP/1.0
+  // client gets the pieces without a length and the connection is closed after them.
+  BodyProducer stream;
 };
+
+// The whole body of `resp`: `stream` drained into `body` (and cleared). For callers that need
+// the body at once (tests, small answers); the server never does this.
+void collect_body(ServerResponse& resp);
 
 using RequestHandler = std::function<ServerResponse(const ServerRequest&)>;
 

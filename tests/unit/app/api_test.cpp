@@ -1,6 +1,8 @@
 #include "app/api.hpp"
 
 #include <catch2/catch.hpp>
+#include <string>
+#include <vector>
 
 namespace {
 
@@ -72,7 +74,9 @@ TEST_CASE("routes: health, metrics, 404", "[app]") {
     net::ServerRequest req;
     req.method = "GET";
     req.target = std::move(target);
-    return app::handle_request(ctx, req);
+    auto resp = app::handle_request(ctx, req);
+    net::collect_body(resp);  // /api/v1/rules and /api/v1/alerts are streamed
+    return resp;
   };
   CHECK(get("/-/healthy").status == 200);
   CHECK(get("/-/ready").status == 503);
@@ -100,4 +104,86 @@ TEST_CASE("metric values print like Prometheus", "[app]") {
   out += ' ';
   app::append_metric_value(out, -INFINITY);
   CHECK(out == "0.5 NaN -Inf");
+}
+
+namespace {
+
+// A group of `rules` rules with `alerts` alerts each, every alert with a distinct instance.
+std::shared_ptr<app::GroupSnapshot> big_group(uint64_t id, int rules, int alerts) {
+  auto g = sample_group();
+  g->id = id;
+  g->name = "big" + std::to_string(id);
+  const app::RuleSnapshot proto = g->rules.front();
+  g->rules.clear();
+  for (int r = 0; r < rules; ++r) {
+    app::RuleSnapshot rule = proto;
+    rule.id = static_cast<uint64_t>(r);
+    rule.alerts.clear();
+    for (int a = 0; a < alerts; ++a) {
+      app::AlertSnapshot al = proto.alerts.front();
+      al.id = id * 1'000'000 + static_cast<uint64_t>(r * alerts + a);
+      al.labels = core::Labels{{"alertname", "HighCPU"}, {"instance", "host-" + std::to_string(a)}};
+      rule.alerts.push_back(al);
+    }
+    g->rules.push_back(std::move(rule));
+  }
+  return g;
+}
+
+// Pulls every piece of a streamed answer.
+std::vector<std::string> pieces_of(net::ServerResponse& resp) {
+  std::vector<std::string> out;
+  REQUIRE(resp.stream);
+  for (bool more = true; more;) {
+    std::string piece;
+    more = resp.stream(piece);
+    out.push_back(std::move(piece));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("/api/v1/rules and /api/v1/alerts are streamed in bounded pieces of one snapshot",
+          "[app][api]") {
+  app::SnapshotStore store;
+  store.publish(big_group(1, 30, 40));
+  store.publish(big_group(2, 1, 3000));  // one rule bigger than a piece
+  store.publish(big_group(3, 0, 0));     // a group without rules
+  app::GlobalCounters counters;
+  app::ApiContext ctx;
+  ctx.store = &store;
+  ctx.counters = &counters;
+  for (const std::string path : {"/api/v1/rules", "/api/v1/alerts"}) {
+    INFO(path);
+    net::ServerRequest req;
+    req.method = "GET";
+    req.target = path;
+    auto resp = app::handle_request(ctx, req);
+    CHECK(resp.status == 200);
+    CHECK(resp.content_type == "application/json");
+    CHECK(resp.body.empty());
+    // A new round publishes while the answer is being sent: the answer is the old view.
+    const std::string expected =
+        path == "/api/v1/rules" ? app::rules_json(store) : app::alerts_json(store);
+    store.publish(big_group(1, 1, 1));
+    store.remove(2);
+    const auto pieces = pieces_of(resp);
+    std::string whole;
+    for (const auto& p : pieces) whole += p;
+    CHECK(whole == expected);
+    CHECK(whole.size() > 1'000'000);
+    CHECK(pieces.size() > 5);
+    // A piece ends with the first item past 64 KiB: /api/v1/alerts' items are alerts (under
+    // 1 kB), /api/v1/rules' are rules (the 40-alert ones under 20 kB; the 3,000-alert rule is
+    // the one big piece there).
+    const size_t item = path == "/api/v1/rules" ? 20 * 1024 : 1024;
+    size_t big = 0;
+    for (const auto& p : pieces) {
+      if (p.size() >= 64 * 1024 + item) ++big;
+    }
+    CHECK(big == (path == "/api/v1/rules" ? 1u : 0u));
+    store.publish(big_group(1, 30, 40));
+    store.publish(big_group(2, 1, 3000));
+  }
 }

@@ -15,8 +15,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -110,6 +112,50 @@ class Client {
       }
       if (!fill()) return std::nullopt;
     }
+  }
+  // A chunked response: the header, the decoded body and the number of chunks (the last,
+  // empty one not counted). nullopt on EOF or timeout before the last chunk.
+  struct Chunked {
+    std::string header;
+    std::string body;
+    int chunks = 0;
+  };
+  std::optional<Chunked> read_chunked_response() {
+    Chunked out;
+    size_t end = 0;
+    while ((end = pending_.find("\r\n\r\n")) == std::string::npos) {
+      if (!fill()) return std::nullopt;
+    }
+    out.header = pending_.substr(0, end + 4);
+    pending_.erase(0, end + 4);
+    for (;;) {
+      size_t line = 0;
+      while ((line = pending_.find("\r\n")) == std::string::npos) {
+        if (!fill()) return std::nullopt;
+      }
+      const size_t size = std::stoul(pending_.substr(0, line), nullptr, 16);
+      while (pending_.size() < line + 2 + size + 2) {
+        if (!fill()) return std::nullopt;
+      }
+      if (pending_.compare(line + 2 + size, 2, "\r\n") != 0) return std::nullopt;
+      out.body += pending_.substr(line + 2, size);
+      pending_.erase(0, line + 2 + size + 2);
+      if (size == 0) return out;
+      ++out.chunks;
+    }
+  }
+  // Everything until the server closes the connection (nullopt on the read timeout).
+  std::optional<std::string> read_to_eof() {
+    for (;;) {
+      char buf[4096];
+      const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+      if (n == 0) break;
+      if (n < 0) return std::nullopt;
+      pending_.append(buf, static_cast<size_t>(n));
+    }
+    std::string out = std::move(pending_);
+    pending_.clear();
+    return out;
   }
   // True when the server closed the connection (EOF or reset) within the read timeout.
   bool closed_by_server() {
@@ -767,4 +813,135 @@ TEST_CASE("server: PROXY protocol v2 header before the request", "[net][server][
   server.stop();
   guard.reset();
   t.join();
+namespace {
+
+// A handler whose /stream answer is `pieces` produced one per call (an empty piece in the
+// middle, which must not end the body); `alive` watches the producer's state.
+struct Streaming {
+  std::vector<std::string> pieces;
+  std::weak_ptr<int> alive;
+  std::atomic<int> calls{0};
+
+  net::RequestHandler handler() {
+    return [this](const net::ServerRequest& r) {
+      if (r.target != "/stream") return net::ServerResponse{200, "text/plain", "plain", {}};
+      auto state = std::make_shared<int>(0);
+      alive = state;
+      net::ServerResponse resp;
+      resp.content_type = "application/json";
+      resp.headers = {{"X-Test", "1"}};
+      resp.stream = [this, state](std::string& out) {
+        ++calls;
+        out += pieces[static_cast<size_t>((*state)++)];
+        return static_cast<size_t>(*state) < pieces.size();
+      };
+      return resp;
+    };
+  }
+  [[nodiscard]] std::string whole() const {
+    std::string w;
+    for (const auto& p : pieces) w += p;
+    return w;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("server: a streamed body goes out chunked, one chunk per piece, keep-alive kept",
+          "[net][server]") {
+  Streaming s;
+  for (int i = 0; i < 5; ++i) {
+    s.pieces.push_back(std::string(20000 + static_cast<size_t>(i), static_cast<char>('a' + i)));
+  }
+  s.pieces.insert(s.pieces.begin() + 2, std::string());
+  ServerThread st({}, s.handler());
+  Client c(st.port());
+  c.send(get("/stream"));
+  const auto r = c.read_chunked_response();
+  REQUIRE(r.has_value());
+  CHECK(r->header.starts_with("HTTP/1.1 200 OK\r\n"));
+  CHECK_THAT(r->header, Catch::Contains("Transfer-Encoding: chunked"));
+  CHECK_THAT(r->header, !Catch::Contains("Content-Length"));
+  CHECK_THAT(r->header, Catch::Contains("Content-Type: application/json"));
+  CHECK_THAT(r->header, Catch::Contains("X-Test: 1"));
+  CHECK(r->body == s.whole());
+  CHECK(r->chunks == 5);  // the empty piece sent nothing
+  CHECK(s.calls == 6);
+  // The producer (and what it holds) is released once the answer is out.
+  CHECK(eventually([&] { return s.alive.expired(); }));
+  // The connection is still good for the next request.
+  c.send(get("/plain"));
+  const auto next = c.read_response();
+  CHECK(status_of(next) == 200);
+  CHECK(st.server().connections_accepted() == 1);
+}
+
+TEST_CASE("server: a streamed body to an HTTP/1.0 client is raw bytes, then close",
+          "[net][server]") {
+  Streaming s;
+  s.pieces = {"{\"a\":", "[1,2,3]", "}"};
+  ServerThread st({}, s.handler());
+  Client c(st.port());
+  c.send("GET /stream HTTP/1.0\r\nHost: test\r\n\r\n");
+  const auto all = c.read_to_eof();
+  REQUIRE(all.has_value());
+  const size_t end = all->find("\r\n\r\n");
+  REQUIRE(end != std::string::npos);
+  CHECK_THAT(all->substr(0, end), !Catch::Contains("chunked"));
+  CHECK(all->substr(end + 4) == "{\"a\":[1,2,3]}");
+}
+
+TEST_CASE("server: HEAD of a streamed answer sends the header only", "[net][server]") {
+  Streaming s;
+  s.pieces = {"never sent"};
+  ServerThread st({}, s.handler());
+  Client c(st.port());
+  c.send("HEAD /stream HTTP/1.1\r\nHost: test\r\n\r\n");
+  const auto head = c.read_response();
+  REQUIRE(head.has_value());
+  CHECK(status_of(head) == 200);
+  CHECK(s.calls == 0);
+  c.send(get("/plain"));
+  const auto next = c.read_response();
+  REQUIRE(next.has_value());
+  CHECK(next->ends_with("plain"));
+}
+
+TEST_CASE("server: a producer that throws cuts the answer short (no last chunk) and is logged",
+          "[net][server]") {
+  std::mutex mu;
+  std::vector<std::string> logged;
+  net::ServerOptions o;
+  o.log_error = [&](std::string_view m) {
+    std::lock_guard lock(mu);
+    logged.emplace_back(m);
+  };
+  ServerThread st(o, [](const net::ServerRequest&) {
+    net::ServerResponse resp;
+    auto n = std::make_shared<int>(0);
+    resp.stream = [n](std::string& out) -> bool {
+      if ((*n)++ == 1) throw std::runtime_error("snapshot gone");
+      out = "first piece";
+      return true;
+    };
+    return resp;
+  });
+  Client c(st.port());
+  c.send(get("/stream"));
+  CHECK_FALSE(c.read_chunked_response().has_value());  // closed before the last chunk
+  std::lock_guard lock(mu);
+  REQUIRE(logged.size() == 1);
+  CHECK_THAT(logged[0], Catch::Contains("snapshot gone"));
+}
+
+TEST_CASE("collect_body drains a stream into body", "[net][server]") {
+  net::ServerResponse r;
+  auto n = std::make_shared<int>(0);
+  r.stream = [n](std::string& out) {
+    out = std::to_string((*n)++);
+    return *n < 12;
+  };
+  net::collect_body(r);
+  CHECK(r.body == "01234567891011");
+  CHECK_FALSE(r.stream);
 }
