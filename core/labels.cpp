@@ -212,8 +212,8 @@ void LabelsBuilder::set(std::string_view name, std::string_view value) {
 }
 
 void LabelsBuilder::set_owned(std::string name, std::string_view value) {
-  owned_.push_back(std::move(name));
-  set(owned_.back(), value);
+  owned_.push_front(std::move(name));
+  set(owned_.front(), value);
 }
 
 bool LabelsBuilder::erase(std::string_view name) {

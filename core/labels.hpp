@@ -14,7 +14,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
+#include <forward_list>
 #include <initializer_list>
 #include <iterator>
 #include <optional>
@@ -157,7 +157,9 @@ class LabelsBuilder {
 
  private:
   std::vector<Label> items_;  // sorted by name, unique
-  std::deque<std::string> owned_;
+  // Stable addresses, and nothing allocated until used: a std::deque allocated ~600 bytes up
+  // front, and every alerting rule keeps two builders (1.1 MB at 1,000 rules).
+  std::forward_list<std::string> owned_;
 };
 
 // The block: header, 2 x size offsets (name i, value i) into the chars that follow, then the
