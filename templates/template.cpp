@@ -1,6 +1,8 @@
 #include "templates/template.hpp"
 
+#include <mutex>
 #include <set>
+#include <unordered_map>
 
 #include "templates/ast.hpp"
 #include "templates/exec.hpp"
@@ -123,29 +125,118 @@ bool reaches_query(const tmpl::Tree& start, const tmpl::TreeMap& own, const Temp
 
 }  // namespace
 
-Template::Template() : impl_(std::make_unique<TemplateImpl>()) {
-  impl_->literal = true;
+namespace {
+
+// Frees what vector growth left over (a parse tree is built once and kept for the rules' life).
+void compact(tmpl::Pipe& p);
+void compact(tmpl::Arg& a) {
+  a.fields.shrink_to_fit();
+  if (a.pipe) compact(*a.pipe);
+  if (a.base) compact(*a.base);
 }
+void compact(tmpl::Pipe& p) {
+  p.decl_slots.shrink_to_fit();
+  p.decl_names.shrink_to_fit();
+  p.decl_pos.shrink_to_fit();
+  p.cmds.shrink_to_fit();
+  for (auto& c : p.cmds) {
+    c.args.shrink_to_fit();
+    for (auto& a : c.args) compact(a);
+  }
+}
+void compact(std::vector<tmpl::Node>& nodes) {
+  nodes.shrink_to_fit();
+  for (auto& n : nodes) {
+    if (n.pipe) compact(*n.pipe);
+    compact(n.list);
+    compact(n.else_list);
+  }
+}
+
+const std::shared_ptr<const TemplateImpl>& empty_literal() {
+  static const auto impl = [] {
+    auto i = std::make_shared<TemplateImpl>();
+    i->literal = true;
+    return std::shared_ptr<const TemplateImpl>(std::move(i));
+  }();
+  return impl;
+}
+
+// Live parses by (text, TemplateSet): a parse is shared while some Template holds it. Entries
+// of parses nobody holds any more are swept when the map has doubled since the last sweep.
+class ParseCache {
+ public:
+  std::shared_ptr<const TemplateImpl> find(std::string_view text, const TemplateSetData* set) {
+    std::lock_guard lock(mu_);
+    auto it = map_.find(Key{std::string(text), set});
+    if (it == map_.end()) return nullptr;
+    return it->second.lock();
+  }
+  void add(std::string_view text, const TemplateSetData* set,
+           const std::shared_ptr<const TemplateImpl>& impl) {
+    std::lock_guard lock(mu_);
+    map_[Key{std::string(text), set}] = impl;
+    if (map_.size() >= 2 * swept_size_ + 64) {
+      std::erase_if(map_, [](const auto& e) { return e.second.expired(); });
+      swept_size_ = map_.size();
+    }
+  }
+
+ private:
+  struct Key {
+    std::string text;
+    const TemplateSetData* set;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      return std::hash<std::string_view>{}(k.text) ^ std::hash<const void*>{}(k.set);
+    }
+  };
+  std::mutex mu_;
+  std::unordered_map<Key, std::weak_ptr<const TemplateImpl>, KeyHash> map_;
+  size_t swept_size_ = 0;
+};
+
+ParseCache& parse_cache() {
+  static ParseCache cache;
+  return cache;
+}
+
+}  // namespace
+
+Template::Template() : impl_(empty_literal()) {}
+
 Template::~Template() = default;
+Template::Template(const Template&) = default;
+Template& Template::operator=(const Template&) = default;
 Template::Template(Template&&) noexcept = default;
 Template& Template::operator=(Template&&) noexcept = default;
 
 core::Result<Template> Template::parse(std::string_view text, const TemplateSet* shared) {
+  const TemplateSetData* set = shared != nullptr ? shared->data().get() : nullptr;
   Template t;
-  TemplateImpl& impl = *t.impl_;
-  if (shared != nullptr) impl.shared = shared->data();
-  // vmalert templates a value only when it contains both delimiters.
-  if (text.find("{{") == std::string_view::npos || text.find("}}") == std::string_view::npos) {
-    impl.literal = true;
-    impl.verbatim = std::string(text);
+  if (auto cached = parse_cache().find(text, set)) {
+    t.impl_ = std::move(cached);
     return t;
   }
-  auto parsed = tmpl::parse_text(text, "", true);
-  if (!parsed) return core::fail(parsed.error());
-  impl.literal = false;
-  impl.main = std::move(parsed->main);
-  impl.defines = std::move(parsed->defines);
-  impl.uses_query = reaches_query(*impl.main, impl.defines, impl.shared.get());
+  auto impl = std::make_shared<TemplateImpl>();
+  if (shared != nullptr) impl->shared = shared->data();
+  // vmalert templates a value only when it contains both delimiters.
+  if (text.find("{{") == std::string_view::npos || text.find("}}") == std::string_view::npos) {
+    impl->literal = true;
+    impl->verbatim = std::string(text);
+  } else {
+    auto parsed = tmpl::parse_text(text, "", true);
+    if (!parsed) return core::fail(parsed.error());
+    impl->literal = false;
+    compact(parsed->main->root);
+    impl->main = std::move(parsed->main);
+    impl->defines = std::move(parsed->defines);
+    impl->uses_query = reaches_query(*impl->main, impl->defines, impl->shared.get());
+  }
+  t.impl_ = impl;
+  parse_cache().add(text, set, t.impl_);
   return t;
 }
 

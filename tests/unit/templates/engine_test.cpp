@@ -257,3 +257,40 @@ TEST_CASE("runaway recursion is stopped", "[templates]") {
   const std::string got = f.render("{{ define \"r\" }}{{ template \"r\" }}{{ end }}{{ template \"r\" }}");
   CHECK_THAT(got, Catch::Contains("exceeded maximum template depth"));
 }
+
+TEST_CASE("a text parsed again shares the live parse; copies share it too", "[templates]") {
+  Fixture f;
+  const std::string text = "{{ $labels.instance }} is down ({{ $value | humanize }})";
+  auto a = templates::Template::parse(text);
+  auto b = templates::Template::parse(text);
+  REQUIRE(a);
+  REQUIRE(b);
+  CHECK(a->shares_parse_with(*b));
+  const templates::Template copy = *a;
+  CHECK(copy.shares_parse_with(*a));
+  std::string out_a, out_b;
+  REQUIRE(a->render(f.data, f.env, out_a));
+  REQUIRE(copy.render(f.data, f.env, out_b));
+  CHECK(out_a == "host-1:9100 is down (93.5)");
+  CHECK(out_b == out_a);
+  // Another text, or the same text against a template set, is another parse.
+  auto other = templates::Template::parse(text + " ");
+  REQUIRE(other);
+  CHECK_FALSE(other->shares_parse_with(*a));
+  const templates::TemplateSet::File file{"t.tmpl", R"({{ define "x" }}X{{ end }})"};
+  auto set = templates::TemplateSet::parse(std::span(&file, 1));
+  REQUIRE(set);
+  auto with_set = templates::Template::parse(text, &*set);
+  REQUIRE(with_set);
+  CHECK_FALSE(with_set->shares_parse_with(*a));
+  // Parses nobody holds any more are not kept: parsing after they are gone still works.
+  for (int i = 0; i < 200; ++i) {
+    auto t = templates::Template::parse("{{ $value }} #" + std::to_string(i));
+    REQUIRE(t);
+  }
+  auto again = templates::Template::parse("{{ $value }} #7");
+  REQUIRE(again);
+  std::string out_c;
+  REQUIRE(again->render(f.data, f.env, out_c));
+  CHECK(out_c == "93.5 #7");
+}
