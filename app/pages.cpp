@@ -314,7 +314,7 @@ std::string rule_page(const GroupSnapshot& g, const RuleSnapshot& r) {
     }
     if (!u->curl.empty()) {
       out += "<details><summary>request</summary><pre>";
-      append_html_escaped(out, u->curl);
+      append_html_escaped(out, u->curl.str());
       out += "</pre></details>";
     }
     out += "</td></tr>";

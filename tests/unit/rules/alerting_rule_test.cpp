@@ -493,6 +493,44 @@ TEST_CASE("update history is a ring of update_entries_limit", "[rules][history]"
   CHECK(hist.last().error == "3");
 }
 
+TEST_CASE("update history: a curl differing in its time only shares the previous text",
+          "[rules][history]") {
+  const std::string a = "curl -X POST 'http://prom:9090/api/v1/query?query=up&time=2026-12-03T21%3A10%3A00Z&step=30s'";
+  const std::string b = "curl -X POST 'http://prom:9090/api/v1/query?query=up&time=2026-12-03T21%3A10%3A30Z&step=30s'";
+  const std::string c = "curl -X POST 'http://other:9090/api/v1/query?query=rate(x[5m])&time=2026-12-03T21%3A11%3A00Z'";
+  rules::UpdateHistory hist(3);
+  for (const auto* curl : {&a, &b, &a, &c, &b}) {
+    rules::RuleUpdate u;
+    u.curl = *curl;
+    hist.add(std::move(u));
+  }
+  const auto all = hist.shared_newest_first();
+  REQUIRE(all.size() == 3);
+  CHECK(all[0]->curl.str() == b);
+  CHECK(all[1]->curl.str() == c);
+  CHECK(all[2]->curl.str() == a);
+  CHECK(all[0]->curl.size() == b.size());
+  // c is too different from a: a new text; b after c is too: another one.
+  CHECK_FALSE(all[1]->curl.shares_base_with(all[2]->curl));
+  CHECK_FALSE(all[0]->curl.shares_base_with(all[1]->curl));
+
+  rules::UpdateHistory runs(20);
+  for (int i = 0; i < 20; ++i) {
+    rules::RuleUpdate u;
+    u.curl = i % 2 == 0 ? a : b;
+    runs.add(std::move(u));
+  }
+  const auto twenty = runs.shared_newest_first();
+  for (size_t i = 0; i < twenty.size(); ++i) {
+    CHECK(twenty[i]->curl.str() == (i % 2 == 0 ? b : a));
+    CHECK(twenty[i]->curl.shares_base_with(twenty.back()->curl));
+  }
+  // Empty stays empty.
+  rules::DeltaText none = rules::DeltaText::against(twenty[0]->curl, "");
+  CHECK(none.empty());
+  CHECK(none.str().empty());
+}
+
 // --- with the template engine (templates/) ---
 
 TEST_CASE("label and annotation templates", "[rules][template]") {
