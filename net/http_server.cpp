@@ -729,9 +729,9 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
       ServerResponse out = self->call_handler(req);
       if (ref.closing) break;  // stop() or eviction while the handler ran (multi-threaded ioc)
       if (out.stream) {
-        const bool keep_alive = co_await write_streamed(self, stream, ref, msg.version(),
-                                                        msg.keep_alive(),
-                                                        msg.method() == http::verb::head, out);
+        const bool keep_alive =
+            co_await write_streamed(self, stream, lowest, ref, msg.version(), msg.keep_alive(),
+                                    msg.method() == http::verb::head, out);
         if (!keep_alive) break;
         continue;
       }
@@ -767,8 +767,9 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
   // A streamed answer: the header, then one chunk per piece the producer gives, then the last
   // chunk. Every write has write_timeout. Returns whether the connection may be kept alive.
   // HTTP/1.0 has no chunked coding: the pieces go out as they are and the connection closes.
-  static asio::awaitable<bool> write_streamed(std::shared_ptr<Impl> self,
-                                              beast::tcp_stream& stream, SessionRef& ref,
+  template <class Stream>
+  static asio::awaitable<bool> write_streamed(std::shared_ptr<Impl> self, Stream& stream,
+                                              beast::tcp_stream& lowest, SessionRef& ref,
                                               unsigned version, bool request_keep_alive,
                                               bool head, ServerResponse& out) {
     const ServerOptions& o = self->options_;
@@ -781,7 +782,7 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     const bool keep_alive = res.keep_alive();
     beast::error_code ec;
     http::response_serializer<http::empty_body> sr{res};
-    stream.expires_after(o.write_timeout);
+    lowest.expires_after(o.write_timeout);
     co_await http::async_write_header(stream, sr, asio::redirect_error(asio::use_awaitable, ec));
     if (ec || head) co_return !ec && keep_alive;
     std::string piece;
@@ -797,7 +798,7 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
       }
       if (ref.closing) co_return false;
       if (piece.empty()) continue;
-      stream.expires_after(o.write_timeout);
+      lowest.expires_after(o.write_timeout);
       if (chunked) {
         co_await asio::async_write(stream, http::make_chunk(asio::buffer(piece)),
                                    asio::redirect_error(asio::use_awaitable, ec));
@@ -809,7 +810,7 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     }
     out.stream = nullptr;  // what it holds (snapshots) goes now, not with the session
     if (chunked) {
-      stream.expires_after(o.write_timeout);
+      lowest.expires_after(o.write_timeout);
       co_await asio::async_write(stream, http::make_chunk_last(),
                                  asio::redirect_error(asio::use_awaitable, ec));
     }

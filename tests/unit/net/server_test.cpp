@@ -813,6 +813,8 @@ TEST_CASE("server: PROXY protocol v2 header before the request", "[net][server][
   server.stop();
   guard.reset();
   t.join();
+}
+
 namespace {
 
 // A handler whose /stream answer is `pieces` produced one per call (an empty piece in the
