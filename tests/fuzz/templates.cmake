@@ -9,6 +9,7 @@ add_executable(templates_fuzz
   ${ALERTD_ROOT}/templates/go_fmt.cpp
   ${ALERTD_ROOT}/core/labels.cpp
   ${ALERTD_ROOT}/core/duration.cpp
+  ${ALERTD_ROOT}/core/limit_hits.cpp
   ${ALERTD_ROOT}/core/time.cpp)
 target_include_directories(templates_fuzz PRIVATE ${ALERTD_ROOT})
 target_compile_options(templates_fuzz PRIVATE ${FUZZ_FLAGS})
