@@ -93,7 +93,10 @@ std::string_view func_name(Func f) {
 
 class TemplateImpl {
  public:
-  std::string verbatim;
+  std::string verbatim;  // a literal's output, which is also its text
+  std::string source;    // the text of a parsed (not literal) template
+  // The key of its ParseCache entry.
+  [[nodiscard]] std::string_view text() const { return literal ? verbatim : source; }
   bool literal = false;
   std::shared_ptr<const tmpl::Tree> main;
   tmpl::TreeMap defines;
@@ -162,29 +165,47 @@ const std::shared_ptr<const TemplateImpl>& empty_literal() {
   return impl;
 }
 
-// Live parses by (text, TemplateSet): a parse is shared while some Template holds it. Entries
-// of parses nobody holds any more are swept when the map has doubled since the last sweep.
+// Live parses by (text, TemplateSet): a parse is shared while some Template holds it, and its
+// entry leaves the map when the last of them lets go (the parse's deleter erases it), so the
+// map never holds parses nobody uses and a parse that is dropped returns all of its memory.
 class ParseCache {
  public:
   std::shared_ptr<const TemplateImpl> find(std::string_view text, const TemplateSetData* set) {
     std::lock_guard lock(mu_);
-    auto it = map_.find(Key{std::string(text), set});
+    auto it = map_.find(Key{text, set});
     if (it == map_.end()) return nullptr;
-    return it->second.lock();
+    return it->second.impl.lock();
   }
-  void add(std::string_view text, const TemplateSetData* set,
-           const std::shared_ptr<const TemplateImpl>& impl) {
+  // Takes a fresh parse of `impl->text()` and shares it. An entry of the same key whose parse
+  // is being released (expired, its deleter waiting for the lock) is replaced.
+  std::shared_ptr<const TemplateImpl> add(std::unique_ptr<TemplateImpl> impl,
+                                          const TemplateSetData* set) {
+    const TemplateImpl* raw = impl.get();
+    std::shared_ptr<const TemplateImpl> shared(impl.release(), [this, set](const TemplateImpl* p) {
+      forget(p, set);
+      delete p;
+    });
     std::lock_guard lock(mu_);
-    map_[Key{std::string(text), set}] = impl;
-    if (map_.size() >= 2 * swept_size_ + 64) {
-      std::erase_if(map_, [](const auto& e) { return e.second.expired(); });
-      swept_size_ = map_.size();
-    }
+    const Key key{raw->text(), set};
+    map_.erase(key);
+    map_.emplace(key, Entry{raw, shared});
+    return shared;
+  }
+  size_t size() {
+    std::lock_guard lock(mu_);
+    return map_.size();
   }
 
  private:
+  void forget(const TemplateImpl* p, const TemplateSetData* set) {
+    std::lock_guard lock(mu_);
+    auto it = map_.find(Key{p->text(), set});
+    if (it != map_.end() && it->second.raw == p) map_.erase(it);
+  }
+  // The text is a view of the parse's own copy (TemplateImpl::text()): an entry leaves the
+  // map before its parse is destroyed.
   struct Key {
-    std::string text;
+    std::string_view text;
     const TemplateSetData* set;
     bool operator==(const Key&) const = default;
   };
@@ -193,14 +214,18 @@ class ParseCache {
       return std::hash<std::string_view>{}(k.text) ^ std::hash<const void*>{}(k.set);
     }
   };
+  struct Entry {
+    const TemplateImpl* raw;
+    std::weak_ptr<const TemplateImpl> impl;
+  };
   std::mutex mu_;
-  std::unordered_map<Key, std::weak_ptr<const TemplateImpl>, KeyHash> map_;
-  size_t swept_size_ = 0;
+  std::unordered_map<Key, Entry, KeyHash> map_;
 };
 
+// Never destroyed: parses held by static Templates may be released after it would be.
 ParseCache& parse_cache() {
-  static ParseCache cache;
-  return cache;
+  static auto* cache = new ParseCache;
+  return *cache;
 }
 
 }  // namespace
@@ -220,7 +245,7 @@ core::Result<Template> Template::parse(std::string_view text, const TemplateSet*
     t.impl_ = std::move(cached);
     return t;
   }
-  auto impl = std::make_shared<TemplateImpl>();
+  auto impl = std::make_unique<TemplateImpl>();
   if (shared != nullptr) impl->shared = shared->data();
   // vmalert templates a value only when it contains both delimiters.
   if (text.find("{{") == std::string_view::npos || text.find("}}") == std::string_view::npos) {
@@ -230,13 +255,13 @@ core::Result<Template> Template::parse(std::string_view text, const TemplateSet*
     auto parsed = tmpl::parse_text(text, "", true);
     if (!parsed) return core::fail(parsed.error());
     impl->literal = false;
+    impl->source = std::string(text);
     compact(parsed->main->root);
     impl->main = std::move(parsed->main);
     impl->defines = std::move(parsed->defines);
     impl->uses_query = reaches_query(*impl->main, impl->defines, impl->shared.get());
   }
-  t.impl_ = impl;
-  parse_cache().add(text, set, t.impl_);
+  t.impl_ = parse_cache().add(std::move(impl), set);
   return t;
 }
 
@@ -248,6 +273,8 @@ core::Result<void> Template::render(const TemplateData& data, const TemplateEnv&
   }
   return tmpl::execute(*impl_->main, impl_->defines, impl_->shared.get(), data, env, out);
 }
+
+size_t live_parse_count() { return parse_cache().size(); }
 
 bool Template::is_literal() const { return impl_->literal; }
 bool Template::uses_query() const { return impl_->uses_query; }

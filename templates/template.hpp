@@ -118,6 +118,10 @@ class Template {
   std::shared_ptr<const TemplateImpl> impl_;
 };
 
+// How many parses are alive and shared by text (tests): a parse leaves the count when the last
+// Template holding it is gone.
+[[nodiscard]] size_t live_parse_count();
+
 // The text vmalert puts in place of a value whose rendering failed, given render()'s error.
 [[nodiscard]] inline std::string vmalert_error_text(const core::Error& render_error) {
   return "error evaluating template: " + render_error.message;

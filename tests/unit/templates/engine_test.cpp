@@ -294,3 +294,27 @@ TEST_CASE("a text parsed again shares the live parse; copies share it too", "[te
   REQUIRE(again->render(f.data, f.env, out_c));
   CHECK(out_c == "93.5 #7");
 }
+
+TEST_CASE("a parse leaves the shared-parse map with the last Template holding it", "[templates]") {
+  const size_t before = templates::live_parse_count();
+  {
+    auto a = templates::Template::parse("{{ $value }} leaves #1");
+    auto lit = templates::Template::parse("literal leaves #1");
+    REQUIRE(a);
+    REQUIRE(lit);
+    CHECK(templates::live_parse_count() == before + 2);
+    {
+      const templates::Template copy = *a;
+      auto b = templates::Template::parse("{{ $value }} leaves #1");
+      REQUIRE(b);
+      CHECK(b->shares_parse_with(*a));
+      CHECK(templates::live_parse_count() == before + 2);
+    }
+    CHECK(templates::live_parse_count() == before + 2);  // `a` still holds it
+  }
+  CHECK(templates::live_parse_count() == before);
+  // The same text parsed afresh is a new live parse again.
+  auto c = templates::Template::parse("{{ $value }} leaves #1");
+  REQUIRE(c);
+  CHECK(templates::live_parse_count() == before + 1);
+}
