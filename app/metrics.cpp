@@ -248,6 +248,18 @@ std::string render_metrics(const SnapshotStore& store, const GlobalCounters& c,
   std::vector<notifier::NotifierStats> nstats;
   nstats.reserve(notifiers.size());
   for (const auto* n : notifiers) nstats.push_back(n->stats());
+  // vmalert's metrics.Histogram: `_bucket{vmrange}` lines (only non-empty buckets), `_sum`,
+  // `_count`. The buckets get a family of their own: under the base name's TYPE a parser
+  // expecting Prometheus' `le` would reject them (promtool check metrics).
+  w.header("vmalert_alerts_send_duration_seconds_bucket", "untyped",
+           "Requests to an Alertmanager by duration, VictoriaMetrics histogram buckets (vmrange).");
+  for (size_t i = 0; i < notifiers.size(); ++i) {
+    const std::string& addr = notifiers[i]->addr();
+    nstats[i].send_duration.visit([&](std::string_view vmrange, uint64_t n) {
+      w.sample("vmalert_alerts_send_duration_seconds_bucket",
+               {{"addr", addr}, {"vmrange", vmrange}}, static_cast<double>(n));
+    });
+  }
   w.header("vmalert_alerts_send_duration_seconds", "summary",
            "Duration of requests to an Alertmanager.");
   for (size_t i = 0; i < notifiers.size(); ++i) {

@@ -77,6 +77,7 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
   uint64_t dropped = 0;
   uint64_t posts = 0;
   double send_seconds = 0;
+  core::VmHistogram send_duration;
   bool waiting = false;  // for the backoff timer
   bool closed = false;
   bool kick_posted = false;
@@ -236,6 +237,7 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
       alerts_in_flight -= n;
       ++posts;
       send_seconds += took;
+      send_duration.update(took);
       for (size_t i = 0; i < n; ++i) {
         const uint64_t key = post.keys[i];
         Slot& slot = slots[key];
@@ -364,6 +366,7 @@ NotifierStats DeliveryQueue::stats() const {
   s.in_flight = state_->alerts_in_flight;
   s.posts = state_->posts;
   s.send_seconds = state_->send_seconds;
+  s.send_duration = state_->send_duration;
   return s;
 }
 

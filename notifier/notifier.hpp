@@ -16,6 +16,7 @@
 #include "core/error.hpp"
 #include "core/labels.hpp"
 #include "core/time.hpp"
+#include "core/vm_histogram.hpp"
 
 namespace notifier {
 
@@ -48,8 +49,10 @@ struct NotifierStats {
   uint64_t dropped = 0;    // alerts given up on: full queue, retry deadline, refused (4xx)
   uint64_t queued = 0;     // alerts waiting to be sent (in flight not included)
   uint64_t in_flight = 0;  // alerts in POSTs not answered yet
-  uint64_t posts = 0;      // POSTs answered (vmalert_alerts_send_duration_seconds_count)
-  double send_seconds = 0;  // their total duration (..._sum)
+  uint64_t posts = 0;      // POSTs answered
+  double send_seconds = 0;  // their total duration
+  // Their durations as vmalert's histogram (vmalert_alerts_send_duration_seconds{addr}).
+  core::VmHistogram send_duration;
 };
 
 class Notifier {

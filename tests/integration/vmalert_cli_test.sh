@@ -176,6 +176,9 @@ grep -Eq '^vmalert_group_rule_results_limit\{file="[^"]*",group="cli"\} 7$' "$T/
   fail "vmalert_group_rule_results_limit: $(grep results_limit "$T/metrics.txt")"
 grep -q '^vmalert_alerts_firing{alertname="AlwaysOn",file="[^"]*",group="cli",id="[0-9]*"} 1$' \
   "$T/metrics.txt" || fail "vmalert_alerts_firing of AlwaysOn: $(grep alerts_firing "$T/metrics.txt")"
+# POST durations as vmalert's VictoriaMetrics histogram: `_bucket{addr,vmrange}` (non-empty only).
+grep -Eq '^vmalert_alerts_send_duration_seconds_bucket\{addr="[^"]+",vmrange="[0-9]\.[0-9]{3}e[-+][0-9]{2}\.\.\.[0-9]\.[0-9]{3}e[-+][0-9]{2}"\} [1-9][0-9]*$' \
+  "$T/metrics.txt" || fail "no vmrange bucket: $(grep send_duration "$T/metrics.txt")"
 rss=$(metric process_resident_memory_bytes)
 fds=$(metric process_open_fds)
 max=$(metric process_max_fds)
