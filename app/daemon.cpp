@@ -400,7 +400,8 @@ bool start_logging(const Flags& flags) {
                                flags.logger_timezone, flags.logger_disable_timestamps,
                                flags.logger_json_fields,
                                LogRateLimits{static_cast<uint64_t>(flags.logger_errors_per_second_limit),
-                                             static_cast<uint64_t>(flags.logger_warns_per_second_limit)})) {
+                                             static_cast<uint64_t>(flags.logger_warns_per_second_limit)},
+                               flags.logger_max_arg_len)) {
     std::fprintf(stderr, "alertd: %s\n", err->c_str());
     return false;
   }

@@ -551,6 +551,11 @@ const std::vector<FlagDef>& flag_defs() {
       {"http.header.hsts", Kind::string, "",
        "Value of the Strict-Transport-Security header of every response (none when empty).",
        STR(http_header_hsts)},
+      {"loggerMaxArgLen", Kind::integer, "1000",
+       "The maximum length of a logged message: a longer one is written as its first and last "
+       "-loggerMaxArgLen/2-1 bytes joined by '..' (VictoriaMetrics shortens each argument so; "
+       "alertd's one long argument, a response body, query or URL, is the long message).",
+       [](Flags& f, const std::string& v) { return parse_int(v, f.logger_max_arg_len); }},
       {"loggerErrorsPerSecondLimit", Kind::integer, "0",
        "Per-second limit on ERROR messages from one place in the code: past it they are "
        "suppressed until the next second (the first suppressed one says so). 0 = no limit.",
@@ -690,8 +695,6 @@ const std::vector<PassiveFlag>& passive_flag_defs() {
       {"license", Kind::string, "", Support::warn, kEnterprise},
       {"license.forceOffline", Kind::boolean, "false", Support::warn, kEnterprise},
       {"licenseFile", Kind::string, "", Support::warn, kEnterprise},
-      {"loggerMaxArgLen", Kind::integer, "1000", Support::warn,
-       "alertd does not shorten logged arguments"},
       {"memory.allowedBytes", Kind::size, "0", Support::warn, kGoRuntime},
       {"memory.allowedPercent", Kind::floating, "60", Support::warn, kGoRuntime},
       {"metrics.exposeMetadata", Kind::boolean, "false", Support::warn,

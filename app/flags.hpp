@@ -194,6 +194,7 @@ struct Flags {
   bool logger_disable_timestamps = false;
   int logger_errors_per_second_limit = 0;  // -loggerErrorsPerSecondLimit (0 = none)
   int logger_warns_per_second_limit = 0;   // -loggerWarnsPerSecondLimit
+  int logger_max_arg_len = 1000;           // -loggerMaxArgLen
   bool envflag_enable = false;
   std::string envflag_prefix;
 

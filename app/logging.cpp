@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstdio>
@@ -185,8 +186,23 @@ LogContext log_context(std::string_view msg) {
   return out;
 }
 
+std::string limit_log_text(std::string_view s, size_t max) {
+  max = std::max<size_t>(max, 4);
+  if (s.size() <= max) return std::string(s);
+  const size_t n = max / 2 - 1;
+  std::string out;
+  out.reserve(2 * n + 2);
+  out.append(s.substr(0, n)).append("..").append(s.substr(s.size() - n));
+  return out;
+}
+
 std::string format_log_line(const LogLayout& layout, core::TimePoint ts, std::string_view level,
                             std::string_view caller, std::string_view msg) {
+  std::string shortened;
+  if (layout.max_arg_len > 0 && msg.size() > layout.max_arg_len) {
+    shortened = limit_log_text(msg, layout.max_arg_len);
+    msg = shortened;
+  }
   while (!msg.empty() && msg.back() == '\n') msg.remove_suffix(1);
   std::string line;
   line.reserve(msg.size() + caller.size() + 64);
@@ -234,9 +250,10 @@ std::string format_log_line(const LogLayout& layout, core::TimePoint ts, std::st
 std::optional<std::string> setup_logging(const std::string& level, const std::string& format,
                                          const std::string& output, const std::string& timezone,
                                          bool disable_timestamps, const std::string& json_fields,
-                                         LogRateLimits limits) {
+                                         LogRateLimits limits, int max_arg_len) {
   LogLayout layout;
   layout.json = format == "json";
+  layout.max_arg_len = static_cast<size_t>(std::max(max_arg_len, 4));
   layout.timestamps = !disable_timestamps;
   // "ts:timestamp,msg:message" (checked by the flag parser).
   for (std::string_view rest = json_fields; !rest.empty();) {

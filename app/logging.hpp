@@ -32,7 +32,16 @@ struct LogLayout {
   std::string level_key = "level";
   std::string caller_key = "caller";
   std::string msg_key = "msg";
+  // -loggerMaxArgLen (0: no limit): longer messages are shortened by limit_log_text.
+  size_t max_arg_len = 0;
 };
+
+// VictoriaMetrics' stringsutil.LimitStringLen, which its logger applies to every string
+// argument longer than -loggerMaxArgLen: the first and last max/2-1 bytes joined by "..".
+// A `max` below 4 counts as 4. alertd applies it to the formatted message in one place (the
+// log formatter): its messages carry one long user-controlled part (a response body, a query,
+// a URL, an error text) after a short context prefix, which the head keeps.
+[[nodiscard]] std::string limit_log_text(std::string_view s, size_t max);
 
 // -loggerErrorsPerSecondLimit / -loggerWarnsPerSecondLimit (0 = no limit).
 struct LogRateLimits {
@@ -68,7 +77,8 @@ class LogLimiter {
                                                        const std::string& timezone = "UTC",
                                                        bool disable_timestamps = false,
                                                        const std::string& json_fields = "",
-                                                       LogRateLimits limits = {});
+                                                       LogRateLimits limits = {},
+                                                       int max_arg_len = 1000);
 
 // The group and rule a log message is about, read from its `group "g": rule "r": ...` prefix
 // (how alertd's messages about a group or rule begin). JSON lines carry them as "group" and
