@@ -100,9 +100,15 @@ void append_alert(std::string& out, const GroupSnapshot& g, const RuleSnapshot& 
   out += ",\"expression\":";
   append_json_string(out, r.expr);
   out += ",\"source\":";
-  std::string source = r.alert_source_prefix;
-  source.append(std::to_string(a.id));
-  append_json_string(out, source);
+  // `a` is one of r.alerts: its templated source (if any) sits at the same index.
+  const auto at = static_cast<size_t>(&a - r.alerts.data());
+  if (at < r.alert_sources.size()) {
+    append_json_string(out, r.alert_sources[at]);
+  } else {
+    std::string source = r.alert_source_prefix;
+    source.append(std::to_string(a.id));
+    append_json_string(out, source);
+  }
   out += ",\"restored\":";
   out += a.restored ? "true" : "false";
   out += ",\"stabilizing\":";

@@ -39,6 +39,7 @@
 #include "net/http_client.hpp"
 #include "net/http_server.hpp"
 #include "notifier/alertmanager_client.hpp"
+#include "rules/alerting_rule.hpp"
 #include "templates/template.hpp"
 
 namespace app {
@@ -651,7 +652,18 @@ int run(const Flags& flags) {
                   state_file.get(), rr_factory.get(), flags.remote_read_lookback},
       sched);
   if (saved) manager.restore_on_next_apply(std::move(*saved));
-  const auto ctx = group_context(flags);
+  auto ctx = group_context(flags);
+  // vmalert: after -dryRun, before the first rules are started; -rule.templates' defines are
+  // available to the source (the set loaded at start-up).
+  if (auto source = rules::parse_alert_source(flags.external_alert_source,
+                                              flags.rule_validate_templates,
+                                              initial->templates.get());
+      !source) {
+    spdlog::critical("failed to init `-external.alert.source`: {}", source.error().message);
+    return 1;
+  } else {
+    ctx.alert_source = std::move(*source);
+  }
   if (auto applied = manager.apply(std::move(initial->rules.groups), ctx,
                                    std::move(initial->templates), initial->templates_checksum);
       !applied) {

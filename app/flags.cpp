@@ -435,6 +435,13 @@ const std::vector<FlagDef>& flag_defs() {
       {"external.url", Kind::string, "",
        "URL of this alertd as users reach it; used in generatorURL and templates.",
        STR(external_url)},
+      {"external.alert.source", Kind::string, "",
+       "Overrides the generatorURL (\"source\") of alerts: `<-external.url>/<this>`, a template "
+       "over the same data as annotations (`query` unavailable), e.g. "
+       "'vmui/#/?g0.expr={{.Expr|queryEscape}}' or Grafana's 'explore?orgId=1&left=...'. Checked "
+       "at start-up with -rule.validateTemplates. Empty: "
+       "'vmalert/alert?group_id={{.GroupID}}&alert_id={{.AlertID}}'.",
+       STR(external_alert_source)},
       {"external.label", Kind::labels, "",
        "name=value label added to every alert and series. Repeatable.",
        [](Flags& f, const std::string& v) {
@@ -679,8 +686,6 @@ const std::vector<PassiveFlag>& passive_flag_defs() {
       {"enableTCP6", Kind::boolean, "false", Support::warn,
        "alertd listens and dials IPv6 whenever an address is IPv6"},
       {"eula", Kind::boolean, "false", Support::warn, kEnterprise},
-      {"external.alert.source", Kind::string, "", Support::refuse,
-       "a templated generatorURL is not supported yet"},
       {"filestream.disableFadvise", Kind::boolean, "false", Support::warn, kGoRuntime},
       {"fs.disableMmap", Kind::boolean, "false", Support::warn, kGoRuntime},
       {"http.connTimeout", Kind::duration, "2m", Support::warn,

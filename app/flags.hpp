@@ -148,6 +148,7 @@ struct Flags {
   std::vector<std::string> http_listen_addr;
   std::vector<bool> http_listen_addr_use_proxy_protocol;  // per -httpListenAddr
   std::string external_url;
+  std::string external_alert_source;  // -external.alert.source (a template)
   core::Labels external_labels;
 
   std::string logger_level = "INFO";

@@ -79,6 +79,14 @@ void append_alert_label_object(std::string& out, const Labels& items, bool sanit
   out += '}';
 }
 
+bool AlertJson::generator_url_is(std::string_view url) const {
+  thread_local std::string scratch;
+  scratch.clear();
+  scratch += "\"generatorURL\":";
+  append_json_string(scratch, url, JsonEscape::qtpl);
+  return scratch == generator_url_json();
+}
+
 std::shared_ptr<const AlertJson> AlertJson::build(const Labels& labels, const Labels& annotations,
                                                   std::string_view generator_url) {
   // Written into a reused scratch buffer first (append_json_string reserves for the worst case,

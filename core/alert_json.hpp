@@ -42,6 +42,8 @@ class AlertJson {
     return annotations_.shares_block_with(annotations);
   }
 
+  // Whether the fragment's generatorURL is `url` (compared in its escaped form).
+  [[nodiscard]] bool generator_url_is(std::string_view url) const;
   // `"generatorURL":"<url>"`
   [[nodiscard]] std::string_view generator_url_json() const {
     return std::string_view(json_).substr(0, labels_at_);

@@ -452,7 +452,7 @@ std::vector<notifier::Alert> AlertingRule::alerts_to_send(core::TimePoint now,
     na.annotations = a.annotations;
     na.starts_at = a.start;
     na.ends_at = a.end;
-    na.json = payload_json(id, a);
+    na.json = payload_json(id, a, now);
     out.push_back(std::move(na));
   }
   return out;
@@ -545,7 +545,7 @@ Rule::Closed AlertingRule::close(core::TimePoint now) {
     na.annotations = a.annotations;
     na.starts_at = a.start;
     na.ends_at = now;
-    na.json = payload_json(id, a);
+    na.json = payload_json(id, a, now);
     out.alerts.push_back(std::move(na));
   }
   // Series timestamps are whole seconds: a rule removed within the second of its last round
@@ -603,6 +603,8 @@ RuleView AlertingRule::describe() const {
   v.alert_source_prefix = generator_url_prefix();
   for (const auto& [id, a] : s.alerts) {
     if (a.state == AlertState::inactive) continue;
+    // The API has no wall clock to offer: a source calling `now` sees the last evaluation.
+    if (s.ctx.alert_source) v.alert_sources.push_back(source_url(id, a, u.time));
     if (a.state == AlertState::pending) ++v.pending;
     if (a.state == AlertState::firing) ++v.firing;
     v.alerts.push_back(AlertView{a.id, a.state, a.labels, a.annotations, a.value, a.active_at,
@@ -665,14 +667,81 @@ std::string AlertingRule::generator_url(uint64_t alert_id) const {
   return generator_url_prefix().append(std::to_string(alert_id));
 }
 
+std::string AlertingRule::source_url(uint64_t alert_id, const Alert& a,
+                                     core::TimePoint now) const {
+  const Impl& s = *impl_;
+  if (!s.ctx.alert_source) return generator_url(alert_id);
+  std::string url = s.ctx.external_url;
+  while (!url.empty() && url.back() == '/') url.pop_back();
+  url += '/';
+  // vmalert's notifier.Alert.ExecTemplate: the alert's own labels, value and times.
+  templates::TemplateData data;
+  data.labels = &a.labels;
+  data.value = a.value;
+  data.expr = s.expr;
+  data.type = s.type;
+  data.interval = s.ctx.group_interval;
+  data.alert_id = alert_id;
+  data.group_id = s.group_id;
+  data.active_at = a.active_at;
+  data.for_ = s.for_;
+  templates::TemplateEnv env;
+  env.external_labels = &s.ctx.external_labels;
+  env.external_url = s.ctx.external_url;
+  env.now = [now] { return now; };
+  // On an execution error render() leaves nothing of its own output: `<external_url>/`.
+  (void)s.ctx.alert_source->render(data, env, url);
+  return url;
+}
+
 const std::shared_ptr<const core::AlertJson>& AlertingRule::payload_json(uint64_t alert_id,
-                                                                        Alert& a) const {
+                                                                        Alert& a,
+                                                                        core::TimePoint now) const {
   // Labels are immutable blocks and an alert keeps its annotation block while the rendered text
   // is the same: holding the same blocks means the fragment is still the alert's JSON.
-  if (!a.json || !a.json->labels_from(a.labels) || !a.json->annotations_from(a.annotations)) {
-    a.json = core::AlertJson::build(a.labels, a.annotations, generator_url(alert_id));
+  const bool same_blocks =
+      a.json && a.json->labels_from(a.labels) && a.json->annotations_from(a.annotations);
+  if (!impl_->ctx.alert_source) {
+    if (!same_blocks) {
+      a.json = core::AlertJson::build(a.labels, a.annotations, generator_url(alert_id));
+    }
+    return a.json;
+  }
+  // A templated source may read $value or the time: render it at every send, as vmalert does,
+  // and build the fragment again only when the text changed.
+  const std::string url = source_url(alert_id, a, now);
+  if (!same_blocks || !a.json->generator_url_is(url)) {
+    a.json = core::AlertJson::build(a.labels, a.annotations, url);
   }
   return a.json;
+}
+
+core::Result<std::optional<templates::Template>> parse_alert_source(
+    std::string_view text, bool validate, const templates::TemplateSet* shared) {
+  if (text.empty()) return std::optional<templates::Template>{};
+  auto fail = [&](const core::Error& e) {
+    return core::fail("error validating source template " + std::string(text) + ": " + e.message);
+  };
+  if (validate) {
+    if (auto err = templates::check_template(text, shared)) return fail(*err);
+  }
+  auto parsed = templates::Template::parse(text, shared);
+  if (!parsed) {
+    if (validate) return fail(parsed.error());
+    return std::optional<templates::Template>{templates::Template{}};
+  }
+  if (validate) {
+    // vmalert's ValidateTemplates executes the text over empty data as well.
+    const core::Labels none;
+    templates::TemplateData data;
+    data.labels = &none;
+    templates::TemplateEnv env;
+    env.external_labels = &none;
+    env.now = [] { return core::TimePoint{}; };
+    std::string out;
+    if (auto r = parsed->render(data, env, out); !r) return fail(r.error());
+  }
+  return std::optional<templates::Template>{std::move(*parsed)};
 }
 
 }  // namespace rules

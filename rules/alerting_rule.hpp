@@ -48,6 +48,9 @@ struct RuleContext {
   int update_entries_limit = 20;         // -rule.updateEntriesLimit (the rule's own wins)
   // -rule.templates {{define}} blocks, may be null
   const templates::TemplateSet* templates = nullptr;
+  // -external.alert.source, parsed: the generatorURL is `<external_url>/<rendered source>`
+  // (vmalert's AlertURLGenerator). Unset: `<external_url>/vmalert/alert?group_id=G&alert_id=A`.
+  std::optional<templates::Template> alert_source;
 };
 
 class AlertingRule final : public Rule {
@@ -134,16 +137,30 @@ class AlertingRule final : public Rule {
   [[nodiscard]] std::string generator_url(uint64_t alert_id) const;
   // generator_url without the alert ID.
   [[nodiscard]] std::string generator_url_prefix() const;
+  // The generatorURL of alert `a` at wall time `now`: generator_url(id) by default, else
+  // `<external_url>/` followed by the rendered -external.alert.source (vmalert: an execution
+  // error leaves only `<external_url>/`; `query` is not available there).
+  [[nodiscard]] std::string source_url(uint64_t alert_id, const Alert& a,
+                                       core::TimePoint now) const;
 
  private:
   struct Impl;
   explicit AlertingRule(std::unique_ptr<Impl> impl);
   // `a`'s payload fragments (rules::Alert::json), rebuilt first if `a`'s labels or
-  // annotations are no longer the blocks they were built from.
-  const std::shared_ptr<const core::AlertJson>& payload_json(uint64_t alert_id, Alert& a) const;
+  // annotations are no longer the blocks they were built from, or (with
+  // -external.alert.source) its generatorURL rendered at `now` differs.
+  const std::shared_ptr<const core::AlertJson>& payload_json(uint64_t alert_id, Alert& a,
+                                                            core::TimePoint now) const;
 
   std::unique_ptr<Impl> impl_;
 };
+
+// -external.alert.source at start-up (vmalert main.go getAlertURLGenerator). With `validate`
+// (-rule.validateTemplates) the text is parsed and run once over empty data, and either failure
+// is the error; without it an unparsable text yields the empty template (the generatorURL is
+// then `<external_url>/`, as vmalert's failing execution gives). Empty text: no template.
+[[nodiscard]] core::Result<std::optional<templates::Template>> parse_alert_source(
+    std::string_view text, bool validate, const templates::TemplateSet* shared = nullptr);
 
 // How long inactive alerts are kept (and re-sent).
 inline constexpr core::Duration kResolvedRetention = std::chrono::minutes(15);

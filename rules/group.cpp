@@ -21,6 +21,7 @@ core::Result<std::unique_ptr<Rule>> make_rule(const config::RuleSpec& r,
   rc.limit = g.effective_limit;
   rc.update_entries_limit = ctx.update_entries_limit;
   rc.templates = ctx.templates;
+  rc.alert_source = ctx.alert_source;
   switch (r.kind) {
     case config::RuleKind::alerting: {
       auto rule = AlertingRule::create(r, g, rc);

@@ -43,6 +43,7 @@ struct GroupContext {
   core::Duration keep_firing_on_error{0};
   bool emit_series = false;               // remote write configured: build series
   const templates::TemplateSet* templates = nullptr;  // -rule.templates, may be null
+  std::optional<templates::Template> alert_source;    // -external.alert.source, parsed
 };
 
 // The times of one round. eval_ts is the tick; query_ts is eval_ts shifted by eval_delay and

@@ -81,7 +81,7 @@ struct ExecStats {
 
 // A copy of one alert for the API and /metrics. Labels and annotations share the alert's blocks
 // (core::Labels), so a snapshot costs a few dozen bytes per alert; its generatorURL is
-// RuleView::alert_source_prefix + id.
+// RuleView::alert_source_prefix + id, or RuleView::alert_sources[i] when that is filled.
 struct AlertView {
   uint64_t id = 0;
   AlertState state = AlertState::pending;
@@ -118,6 +118,9 @@ struct RuleView {
   // An alert's generatorURL ("source") is this followed by its ID:
   // `<external_url>/vmalert/alert?group_id=G&alert_id=`.
   std::string alert_source_prefix;
+  // With -external.alert.source: each alert's generatorURL, parallel to `alerts` (empty
+  // otherwise, so the default costs nothing per alert).
+  std::vector<std::string> alert_sources;
   // The update history, newest first (API /api/v1/rule "updates"); shared, immutable entries.
   std::vector<std::shared_ptr<const RuleUpdate>> updates;
 };

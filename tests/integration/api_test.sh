@@ -2,7 +2,9 @@
 # The HTTP API against a running alertd fed by real Prometheus and sending to real Alertmanager:
 # /api/v1/rules filters (type, state, match[], rule_group[], file[], search, paging,
 # exclude_alerts, errors), /api/v1/alerts filters, the single-object endpoints, and the
-# generatorURL that Alertmanager received answering 200 with the alert's page.
+# generatorURL that Alertmanager received answering 200 with the alert's page; then
+# -external.alert.source (Grafana's explore link): the exact generatorURL in Alertmanager and
+# the API, and a bad template refused at start-up.
 #   usage: api_test.sh ALERTD_BINARY
 set -euo pipefail
 ALERTD=$1
@@ -212,4 +214,49 @@ n = json.load(sys.stdin)["data"]["notifiers"]
 assert n[0]["kind"] == "static", n
 assert n[0]["targets"][0]["address"] == "http://127.0.0.1:'"$AM_PORT"'/api/v2/alerts", n
 ' || fail "/api/v1/notifiers"
+
+# 3. -external.alert.source: alertd again with Grafana's explore link (the flag's classic
+#    example); a run=2 external label makes its alert a new one in Alertmanager. The exact
+#    generatorURL: <external.url>/explore?...{"expr":<jsonEscape|queryEscape>}...{"from":"<ms>"}.
+kill -TERM "$ALERTD_PID"; wait "$ALERTD_PID" 2>/dev/null || true; ALERTD_PID=""
+SOURCE='explore?orgId=1&left={"datasource":"VictoriaMetrics","queries":[{"expr":{{.Expr|jsonEscape|queryEscape}},"refId":"A"}],"range":{"from":"{{ .ActiveAt.UnixMilli }}","to":"now"}}'
+"$ALERTD" -rule="$T/hot.yml" -datasource.url="http://127.0.0.1:$PROM_PORT" \
+  -notifier.url="http://127.0.0.1:$AM_PORT" -httpListenAddr="127.0.0.1:$ALERTD_PORT" \
+  -external.url="http://127.0.0.1:$ALERTD_PORT" -external.label=run=2 \
+  -external.alert.source="$SOURCE" -rule.evalDelay=0s -group.maxStartDelay=1s \
+  >"$T/alertd.log" 2>&1 &
+ALERTD_PID=$!
+wait_for 10 "alertd /-/ready (alert source)" curl -fsS -o /dev/null "$A/-/ready"
+am_hot2() {
+  curl -fsS "http://127.0.0.1:$AM_PORT/api/v2/alerts?filter=alertname%3D%22Hot%22&filter=run%3D%222%22"
+}
+has_hot2() { [ "$(am_hot2 | $PY -c 'import json,sys; print(len(json.load(sys.stdin)))')" = 1 ]; }
+wait_for 60 "Hot (run=2) in Alertmanager" has_hot2
+am_hot2 >"$T/am_hot2.json"
+curl -fsS "$A/api/v1/alerts" >"$T/alerts2.json"
+$PY - "$T/am_hot2.json" "$T/alerts2.json" "$A" <<'PYEOF' || fail "-external.alert.source generatorURL"
+import json, sys
+from datetime import datetime, timezone
+am = json.load(open(sys.argv[1]))[0]
+api = json.load(open(sys.argv[2]))["data"]["alerts"]
+hot = [a for a in api if a["name"] == "Hot"][0]
+# activeAt: RFC3339 with up to 9 fraction digits; UnixMilli truncates.
+ts = hot["activeAt"].rstrip("Z")
+whole, _, frac = ts.partition(".")
+secs = int(datetime.strptime(whole, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc).timestamp())
+ms = secs * 1000 + int((frac + "000")[:3])
+want = (sys.argv[3] + '/explore?orgId=1&left={"datasource":"VictoriaMetrics","queries":'
+        '[{"expr":%22api_temperature_celsius+%3E+80%22,"refId":"A"}],'
+        '"range":{"from":"' + str(ms) + '","to":"now"}}')
+assert am["generatorURL"] == want, (am["generatorURL"], want)
+assert hot["source"] == want, (hot["source"], want)
+PYEOF
+# A template that does not parse is a start-up error naming the flag.
+if "$ALERTD" -rule="$T/hot.yml" -datasource.url="http://127.0.0.1:$PROM_PORT" \
+  -notifier.url="http://127.0.0.1:$AM_PORT" -httpListenAddr="127.0.0.1:$("$PEERS" free-port)" \
+  -external.alert.source='foo?{{invalid}}' >"$T/bad_source.log" 2>&1; then
+  fail "a bad -external.alert.source was accepted"
+fi
+grep -q 'external.alert.source' "$T/bad_source.log" || fail "bad source error: $(cat "$T/bad_source.log")"
+
 echo "api: filters, single objects, notifiers and the generatorURL page answer as expected"

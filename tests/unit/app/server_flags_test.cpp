@@ -117,7 +117,6 @@ TEST_CASE("flags that would change behaviour are refused when set, accepted at d
       {"-mtls", false},
       {"-mtls=false", true},
       {"-clusterMode", false},
-      {"-external.alert.source=explore", false},
       {"-datasource.oauth2.clientID=", true},
       {"-tlsCertFile=/etc/cert.pem", true},
   };
@@ -512,4 +511,27 @@ TEST_CASE("alertd_limit_hits_total shows every limit from the start and counts h
   core::count_limit_hit(core::Limit::notifier_queue, 3);
   CHECK_THAT(app::render_metrics(store, counters, {}),
              Catch::Contains(line(core::Limit::notifier_queue, was + 3)));
+}
+
+TEST_CASE("-external.alert.source is a real flag now", "[app][flags]") {
+  auto r = parse({"-external.alert.source=vmui/#/?g0.expr={{.Expr|queryEscape}}"});
+  REQUIRE(r.has_value());
+  CHECK(r->flags.external_alert_source == "vmui/#/?g0.expr={{.Expr|queryEscape}}");
+}
+
+TEST_CASE("-loggerMaxArgLen shortens a long message as VictoriaMetrics shortens an argument",
+          "[app][logging]") {
+  CHECK(app::limit_log_text("short", 1000) == "short");
+  CHECK(app::limit_log_text("0123456789", 10) == "0123456789");
+  CHECK(app::limit_log_text("0123456789ab", 10) == "0123..89ab");  // 10/2-1 = 4 each side
+  CHECK(app::limit_log_text("0123456789", 1) == "0..9");           // below 4 counts as 4
+  app::LogLayout layout;
+  layout.max_arg_len = 40;  // 19 bytes each side
+  const std::string body(100, 'x');
+  const std::string line = app::format_log_line(
+      layout, core::TimePoint{}, "error", "app/x.cpp:1", "group \"g\": body " + body + "END");
+  CHECK_THAT(line, Catch::EndsWith("\tgroup \"g\": body xxx.." + std::string(16, 'x') + "END\n"));
+  auto f = parse({"-loggerMaxArgLen=300"});
+  REQUIRE(f.has_value());
+  CHECK(f->flags.logger_max_arg_len == 300);
 }

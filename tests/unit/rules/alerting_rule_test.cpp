@@ -30,6 +30,7 @@ struct RuleOptions {
   core::Labels external_labels;
   int limit = 0;
   bool disable_alertgroup = false;
+  std::string alert_source;  // -external.alert.source
 };
 
 rules::AlertingRule make_rule(const RuleOptions& o) {
@@ -52,6 +53,11 @@ rules::AlertingRule make_rule(const RuleOptions& o) {
   ctx.group_interval = kInterval;
   ctx.limit = o.limit;
   ctx.disable_alertgroup_label = o.disable_alertgroup;
+  if (!o.alert_source.empty()) {
+    auto source = rules::parse_alert_source(o.alert_source, true);
+    REQUIRE(source.has_value());
+    ctx.alert_source = std::move(*source);
+  }
   auto rule = rules::AlertingRule::create(r, g, ctx);
   REQUIRE(rule.has_value());
   return std::move(*rule);
@@ -689,4 +695,77 @@ TEST_CASE("payload fragments: a label that changes on the alert rebuilds them",
   CHECK_FALSE(j->labels_from(a.labels));
   CHECK(j->annotations_from(a.annotations));
   CHECK(j->generator_url_json() == R"("generatorURL":"u")");
+}
+
+TEST_CASE("external.alert.source: Grafana's explore link from the flag's help", "[rules][send]") {
+  Harness h({.alert_source =
+                 R"(explore?orgId=1&left={"datasource":"VictoriaMetrics","queries":[{"expr":)"
+                 R"({{.Expr|jsonEscape|queryEscape}},"refId":"A"}],"range":{"from":)"
+                 R"("{{ .ActiveAt.UnixMilli }}","to":"now"}})"});
+  const auto t0 = h.clock.now();
+  REQUIRE(h.step({series("a", 3)}));
+  const auto sent = h.rule.alerts_to_send(h.clock.now(), 0s, 2min);
+  REQUIRE(sent.size() == 1);
+  const std::string ms = std::to_string(
+      std::chrono::duration_cast<std::chrono::milliseconds>(t0.time_since_epoch()).count());
+  const std::string want =
+      R"(http://vm:8880/explore?orgId=1&left={"datasource":"VictoriaMetrics","queries":)"
+      R"([{"expr":%22load+%3E+1%22,"refId":"A"}],"range":{"from":")" +
+      ms + R"(","to":"now"}})";
+  const auto& a = h.only_alert();
+  CHECK(h.rule.source_url(a.id, a, h.clock.now()) == want);
+  // In the payload the URL is a JSON string (qtpl escaping: `"` is `\"`).
+  std::string escaped;
+  for (char c : want) {
+    if (c == '"') escaped += '\\';
+    escaped += c;
+  }
+  CHECK(sent[0].json->generator_url_json() == "\"generatorURL\":\"" + escaped + "\"");
+  // The API's "source" is the same link.
+  const auto view = h.rule.describe();
+  REQUIRE(view.alert_sources.size() == 1);
+  CHECK(view.alert_sources[0] == want);
+}
+
+TEST_CASE("external.alert.source: the fragment follows a source that reads $value",
+          "[rules][send]") {
+  Harness h({.alert_source = "vmui/#/?g0.expr={{ $expr | queryEscape }}&v={{ $value }}"});
+  auto send = [&] {
+    auto sent = h.rule.alerts_to_send(h.clock.now() + 5ms, 0s, 2min);
+    REQUIRE(sent.size() == 1);
+    return sent[0].json;
+  };
+  REQUIRE(h.step({series("a", 1)}));
+  const auto first = send();
+  CHECK(first->generator_url_json() ==
+        R"("generatorURL":"http://vm:8880/vmui/#/?g0.expr=load+%3E+1&v=1")");
+  REQUIRE(h.step({series("a", 1)}));
+  CHECK(send() == first);  // same text: the same fragment goes out again
+  REQUIRE(h.step({series("a", 2)}));
+  const auto second = send();
+  CHECK(second != first);
+  CHECK(second->generator_url_json() ==
+        R"("generatorURL":"http://vm:8880/vmui/#/?g0.expr=load+%3E+1&v=2")");
+}
+
+TEST_CASE("external.alert.source: a bad template is a start-up error", "[rules][send]") {
+  auto bad = rules::parse_alert_source("foo?{{invalid}}", true);
+  REQUIRE_FALSE(bad.has_value());
+  CHECK_THAT(bad.error().message,
+             Catch::StartsWith("error validating source template foo?{{invalid}}: "));
+  CHECK_THAT(bad.error().message, Catch::Contains("invalid"));
+  // Executed over empty data as well: a function given the wrong type fails at start-up.
+  CHECK_FALSE(rules::parse_alert_source("x{{ humanize \"abc\" }}", true).has_value());
+  // Empty: no template (the default vmalert/alert link).
+  auto none = rules::parse_alert_source("", true);
+  REQUIRE(none.has_value());
+  CHECK_FALSE(none->has_value());
+  // -rule.validateTemplates=false: accepted; the link is then just `<external.url>/`.
+  auto unchecked = rules::parse_alert_source("foo?{{invalid}}", false);
+  REQUIRE(unchecked.has_value());
+  REQUIRE(unchecked->has_value());
+  std::string out;
+  templates::TemplateData data;
+  CHECK((*unchecked)->render(data, {}, out));
+  CHECK(out.empty());
 }
