@@ -513,13 +513,13 @@ TEST_CASE("alertd_limit_hits_total shows every limit from the start and counts h
              Catch::Contains(line(core::Limit::notifier_queue, was + 3)));
 }
 
-TEST_CASE("-external.alert.source is a real flag now", "[app][flags]") {
+TEST_CASE("flag external.alert.source is a real flag now", "[app][flags]") {
   auto r = parse({"-external.alert.source=vmui/#/?g0.expr={{.Expr|queryEscape}}"});
   REQUIRE(r.has_value());
   CHECK(r->flags.external_alert_source == "vmui/#/?g0.expr={{.Expr|queryEscape}}");
 }
 
-TEST_CASE("-loggerMaxArgLen shortens a long message as VictoriaMetrics shortens an argument",
+TEST_CASE("flag loggerMaxArgLen shortens a long message as VictoriaMetrics shortens an argument",
           "[app][logging]") {
   CHECK(app::limit_log_text("short", 1000) == "short");
   CHECK(app::limit_log_text("0123456789", 10) == "0123456789");
