@@ -793,6 +793,10 @@ int run(const Flags& flags) {
   net::ServerOptions http_options;
   http_options.log_error = [](std::string_view m) { SPDLOG_ERROR("{}", m); };
   http_options.log_info = [](std::string_view m) { spdlog::info("{}", m); };
+  http_options.idle_timeout =
+      std::chrono::duration_cast<std::chrono::milliseconds>(flags.http_idle_conn_timeout);
+  http_options.conn_timeout =
+      std::chrono::duration_cast<std::chrono::milliseconds>(flags.http_conn_timeout);
   ServerGuard guard;
   guard.path_prefix = flags.http_path_prefix;
   guard.username = flags.http_auth_username;

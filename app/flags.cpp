@@ -616,6 +616,14 @@ const std::vector<FlagDef>& flag_defs() {
        "On shutdown, how long requests in progress may take to finish before their connections "
        "are closed.",
        DUR(http_max_graceful_shutdown_duration)},
+      {"http.idleConnTimeout", Kind::duration, "1m",
+       "Keep-alive connections to -httpListenAddr idle for longer than this are closed.",
+       DUR(http_idle_conn_timeout)},
+      {"http.connTimeout", Kind::duration, "2m",
+       "Incoming connections to -httpListenAddr are closed after this age (plus up to 10% "
+       "jitter), after the response in progress (Connection: close), so clients behind a "
+       "TCP load balancer spread evenly. 0 keeps them open.",
+       DUR(http_conn_timeout)},
       {"http.shutdownDelay", Kind::duration, "0s",
        "On SIGTERM, keep running this long with /health and /-/ready answering 503 before "
        "shutting down, so load balancers stop sending requests first. A second signal ends the "
@@ -688,12 +696,8 @@ const std::vector<PassiveFlag>& passive_flag_defs() {
       {"eula", Kind::boolean, "false", Support::warn, kEnterprise},
       {"filestream.disableFadvise", Kind::boolean, "false", Support::warn, kGoRuntime},
       {"fs.disableMmap", Kind::boolean, "false", Support::warn, kGoRuntime},
-      {"http.connTimeout", Kind::duration, "2m", Support::warn,
-       "alertd closes idle keep-alive connections after 15 s and limits connections itself"},
       {"http.disableResponseCompression", Kind::boolean, "false", Support::warn,
        "alertd never compresses responses"},
-      {"http.idleConnTimeout", Kind::duration, "1m", Support::warn,
-       "alertd closes idle keep-alive connections after 15 s"},
       {"internStringCacheExpireDuration", Kind::duration, "6m", Support::warn, kGoRuntime},
       {"internStringDisableCache", Kind::boolean, "false", Support::warn, kGoRuntime},
       {"internStringMaxLen", Kind::integer, "500", Support::warn, kGoRuntime},

@@ -178,6 +178,8 @@ struct Flags {
   std::string flags_auth_key;    // -flagsAuthKey: the same for /flags
   std::string http_path_prefix;  // -http.pathPrefix: every path is served under it
   core::Duration http_max_graceful_shutdown_duration = std::chrono::seconds(7);
+  core::Duration http_idle_conn_timeout = std::chrono::minutes(1);  // -http.idleConnTimeout
+  core::Duration http_conn_timeout = std::chrono::minutes(2);       // -http.connTimeout
   // -tls, -tlsCertFile, -tlsKeyFile, -tlsMinVersion: per -httpListenAddr (optional_arg);
   // -tlsCipherSuites: for every HTTPS address.
   std::vector<bool> tls;

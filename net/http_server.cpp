@@ -31,6 +31,7 @@
 #include <cstring>
 #include <exception>
 #include <optional>
+#include <random>
 #include <unordered_map>
 
 #include "core/limit_hits.hpp"
@@ -259,6 +260,16 @@ FileStamp stamp_of(const std::string& path) {
   if (::stat(path.c_str(), &st) != 0) return {};
   return FileStamp{true, st.st_ino, st.st_size,
                    static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec};
+}
+
+// When a connection accepted now reaches -http.connTimeout: timeout plus a random 0-10% of it,
+// as VictoriaMetrics does, so that connections opened together do not all close together.
+// timeout 0: never.
+SteadyClock::time_point conn_age_deadline(std::chrono::milliseconds timeout) {
+  if (timeout <= std::chrono::milliseconds::zero()) return SteadyClock::time_point::max();
+  thread_local std::minstd_rand rng{std::random_device{}()};
+  std::uniform_int_distribution<int64_t> jitter(0, timeout.count() / 10);
+  return SteadyClock::now() + timeout + std::chrono::milliseconds(jitter(rng));
 }
 
 }  // namespace
@@ -601,6 +612,7 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     // A fresh connection's first request header (and, on HTTPS, the handshake before it) must
     // arrive within header_timeout of the accept.
     const auto accept_deadline = SteadyClock::now() + o.header_timeout;
+    const auto max_age = conn_age_deadline(o.conn_timeout);
     bool open = true;
     if (proxy_protocol) {
       // The PROXY protocol header comes before anything else (TLS included), inside the header
@@ -730,7 +742,8 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
       if (ref.closing) break;  // stop() or eviction while the handler ran (multi-threaded ioc)
       if (out.stream) {
         const bool keep_alive =
-            co_await write_streamed(self, stream, lowest, ref, msg.version(), msg.keep_alive(),
+            co_await write_streamed(self, stream, lowest, ref, msg.version(),
+                                    msg.keep_alive() && SteadyClock::now() < max_age,
                                     msg.method() == http::verb::head, out);
         if (!keep_alive) break;
         continue;
@@ -740,7 +753,7 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
       for (auto& [name, value] : out.headers) res.insert(name, value);
       const bool head = msg.method() == http::verb::head;
       res.body() = std::move(out.body);
-      res.keep_alive(msg.keep_alive() && !self->stopped_);
+      res.keep_alive(msg.keep_alive() && !self->stopped_ && SteadyClock::now() < max_age);
       res.prepare_payload();
       if (head) res.body().clear();
       const bool keep_alive = res.keep_alive();

@@ -104,8 +104,14 @@ struct ServerOptions {
   // From accept (or from the first byte of a request on a keep-alive connection) to the end of
   // the request header: a half-sent request (slowloris) is closed after this.
   std::chrono::milliseconds header_timeout{std::chrono::seconds(5)};
-  // A keep-alive connection waiting this long for its next request is closed.
-  std::chrono::milliseconds idle_timeout{std::chrono::seconds(15)};
+  // A keep-alive connection waiting this long for its next request is closed
+  // (-http.idleConnTimeout).
+  std::chrono::milliseconds idle_timeout{std::chrono::seconds(60)};
+  // A connection older than this (plus a random 0-10% of it, so that connections opened
+  // together do not all close together) gets `Connection: close` on its next response and is
+  // closed after it, never in the middle of a request (-http.connTimeout, as VictoriaMetrics'
+  // lib/httpserver). 0: no age limit.
+  std::chrono::milliseconds conn_timeout{0};
   // From the end of the header to the end of the body.
   std::chrono::milliseconds body_timeout{std::chrono::seconds(10)};
   // A response that cannot be written within this is abandoned.

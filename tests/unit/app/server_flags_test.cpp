@@ -88,12 +88,14 @@ TEST_CASE("a typical vmalert command line is accepted", "[app][flags]") {
   CHECK(f.http_path_prefix == "/vmalert");
   CHECK(f.http_auth_username == "admin");
   CHECK(f.metrics_auth_key == "mkey");
+  CHECK(f.http_conn_timeout == std::chrono::minutes(2));
+  CHECK(f.http_idle_conn_timeout == std::chrono::minutes(1));
   CHECK(f.logger_output == "stdout");
   // One warning per ignored flag set to something else than its default: memory, lookback,
   // maxIdleConnections, queryTimeAlignment=false, fs.disableMmap, enableTCP6,
   // s3.configFilePath (-pprofAuthKey and -tlsMinVersion are implemented). Defaults
-  // (-remoteRead.ignoreRestoreErrors=true, -http.connTimeout=2m, -http.idleConnTimeout=1m)
-  // are quiet.
+  // (-remoteRead.ignoreRestoreErrors=true) are quiet; -http.connTimeout and
+  // -http.idleConnTimeout are implemented.
   std::vector<std::string> named;
   for (const auto& w : f.ignored_flag_warnings) named.push_back(w.substr(0, w.find(' ', 6)));
   CHECK(named == std::vector<std::string>{
@@ -129,6 +131,18 @@ TEST_CASE("flags that would change behaviour are refused when set, accepted at d
       CHECK_THAT(r.error().message, Catch::StartsWith("flag " + name + " is refused: "));
     }
   }
+}
+
+TEST_CASE("http.connTimeout and http.idleConnTimeout set the server's timeouts", "[app][flags]") {
+  auto d = parse({});
+  REQUIRE(d.has_value());
+  CHECK(d->flags.http_conn_timeout == std::chrono::minutes(2));
+  CHECK(d->flags.http_idle_conn_timeout == std::chrono::minutes(1));
+  auto r = parse({"-http.connTimeout=0", "-http.idleConnTimeout=5s"});
+  REQUIRE(r.has_value());
+  CHECK(r->flags.http_conn_timeout == std::chrono::seconds(0));
+  CHECK(r->flags.http_idle_conn_timeout == std::chrono::seconds(5));
+  CHECK(r->flags.ignored_flag_warnings.empty());
 }
 
 TEST_CASE("ignored flags still check their values", "[app][flags]") {

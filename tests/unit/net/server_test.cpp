@@ -329,6 +329,42 @@ TEST_CASE("server: an idle keep-alive connection is closed at idle_timeout", "[n
   CHECK(eventually([&] { return st.server().open_connections() == 0; }));
 }
 
+TEST_CASE("server: a connection past conn_timeout is closed after its next response",
+          "[net][server]") {
+  net::ServerOptions o;
+  o.conn_timeout = 300ms;  // closes at 300-330 ms of age
+  ServerThread st(o);
+  Client c(st.port());
+  c.send(get("/1"));
+  const std::string young = c.read_response().value_or("");
+  REQUIRE(status_of(young) == 200);
+  CHECK(young.find("Connection: close") == std::string::npos);
+  std::this_thread::sleep_for(400ms);
+  // Not closed while idle within idle_timeout: the request in progress is answered in full,
+  // with Connection: close, and then the connection ends.
+  c.send(get("/2"));
+  const std::string old = c.read_response().value_or("");
+  CHECK(status_of(old) == 200);
+  CHECK(old.find("Connection: close") != std::string::npos);
+  CHECK(c.closed_by_server());
+  CHECK(eventually([&] { return st.server().open_connections() == 0; }));
+}
+
+TEST_CASE("server: conn_timeout 0 keeps a connection for any number of requests",
+          "[net][server]") {
+  net::ServerOptions o;
+  o.conn_timeout = 0ms;
+  ServerThread st(o);
+  Client c(st.port());
+  for (int i = 0; i < 3; ++i) {
+    c.send(get("/" + std::to_string(i)));
+    const std::string r = c.read_response().value_or("");
+    REQUIRE(status_of(r) == 200);
+    CHECK(r.find("Connection: close") == std::string::npos);
+    std::this_thread::sleep_for(100ms);
+  }
+}
+
 TEST_CASE("server: a handler exception gives a generic 500 and its text goes to the log",
           "[net][server]") {
   std::mutex mu;
