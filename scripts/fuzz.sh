@@ -8,7 +8,7 @@
 #   FUZZ_TARGETS   optional space-separated subset of target names (e.g. "parser_fuzz")
 # Target X_fuzz uses tests/fuzz/corpus/X/ as seeds and tests/fuzz/X.dict when present.
 # Long runs (issue 12's 10 million executions): run the binary directly with -runs=10000000 and
-# ASAN_OPTIONS=malloc_context_size=2, or ASan's stack depot grows (docs/performance.md#fuzzing).
+# ASAN_OPTIONS=malloc_context_size=2, or ASan's stack depot grows (docs/performance.md, "Fuzzing").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build-fuzz}
