@@ -201,6 +201,11 @@ struct EndpointFlags {
   const std::string& tls_server_name;
   bool tls_insecure_skip_verify;
   bool show_url;
+  // The client pool (-PREFIX.idleConnTimeout; the datasource's also -datasource.disableKeepAlive
+  // and -datasource.maxIdleConnections).
+  core::Duration idle_conn_timeout = std::chrono::seconds(50);
+  bool disable_keep_alive = false;
+  int max_idle_connections = 100;
 };
 
 EndpointFlags datasource_endpoint(const Flags& f) {
@@ -210,7 +215,8 @@ EndpointFlags datasource_endpoint(const Flags& f) {
           f.datasource_headers,
           f.datasource_tls_ca_file, f.datasource_tls_cert_file, f.datasource_tls_key_file,
           f.datasource_tls_server_name, f.datasource_tls_insecure_skip_verify,
-          f.datasource_show_url};
+          f.datasource_show_url, f.datasource_idle_conn_timeout,
+          f.datasource_disable_keep_alive, f.datasource_max_idle_connections};
 }
 
 EndpointFlags remote_write_endpoint(const Flags& f) {
@@ -220,7 +226,7 @@ EndpointFlags remote_write_endpoint(const Flags& f) {
           f.remote_write_headers,
           f.remote_write_tls_ca_file, f.remote_write_tls_cert_file, f.remote_write_tls_key_file,
           f.remote_write_tls_server_name, f.remote_write_tls_insecure_skip_verify,
-          f.remote_write_show_url};
+          f.remote_write_show_url, f.remote_write_idle_conn_timeout};
 }
 
 EndpointFlags remote_read_endpoint(const Flags& f) {
@@ -230,7 +236,7 @@ EndpointFlags remote_read_endpoint(const Flags& f) {
           f.remote_read_headers,
           f.remote_read_tls_ca_file, f.remote_read_tls_cert_file, f.remote_read_tls_key_file,
           f.remote_read_tls_server_name, f.remote_read_tls_insecure_skip_verify,
-          f.remote_read_show_url};
+          f.remote_read_show_url, f.remote_read_idle_conn_timeout};
 }
 
 // -PREFIX.oauth2.*: nullopt when none is set. With basic auth or a bearer token too: an error.
@@ -346,6 +352,13 @@ net::ClientOptions client_options(const Flags& flags, const EndpointFlags& e) {
   o.tls.server_name = e.tls_server_name;
   o.tls.insecure_skip_verify = e.tls_insecure_skip_verify;
   o.max_concurrent = static_cast<size_t>(std::max(0, flags.datasource_max_concurrent_queries));
+  o.idle_timeout = std::max(std::chrono::milliseconds::zero(),
+                            std::chrono::duration_cast<std::chrono::milliseconds>(e.idle_conn_timeout));
+  o.keep_alive = !e.disable_keep_alive;
+  // Go's MaxIdleConnsPerHost: 0 means its default of 2, a negative value keeps none.
+  o.max_idle_per_host = e.max_idle_connections == 0
+                            ? 2
+                            : static_cast<size_t>(std::max(0, e.max_idle_connections));
   return o;
 }
 

@@ -261,6 +261,26 @@ const std::vector<FlagDef>& flag_defs() {
       {"datasource.maxConcurrentQueries", Kind::integer, "0",
        "Queries in flight at once per datasource (0 = no cap).",
        INT(datasource_max_concurrent_queries)},
+      {"datasource.disableKeepAlive", Kind::boolean, "false",
+       "Whether to close each connection to the datasource after one request instead of "
+       "keeping it open for the next.",
+       BOOL(datasource_disable_keep_alive)},
+      {"datasource.idleConnTimeout", Kind::duration, "50s",
+       "How long an idle keep-alive connection to -datasource.url is kept (0 = until the "
+       "server closes it). Keep it below the idle timeout of any load balancer in between.",
+       DUR(datasource_idle_conn_timeout)},
+      {"datasource.maxIdleConnections", Kind::integer, "100",
+       "Idle keep-alive connections kept per datasource host; about the number of groups "
+       "times their concurrency avoids sockets piling up in TIME_WAIT. 0 keeps 2, as Go does.",
+       INT(datasource_max_idle_connections)},
+      {"remoteRead.idleConnTimeout", Kind::duration, "50s",
+       "How long an idle keep-alive connection to -remoteRead.url is kept (0 = until the "
+       "server closes it).",
+       DUR(remote_read_idle_conn_timeout)},
+      {"remoteWrite.idleConnTimeout", Kind::duration, "50s",
+       "How long an idle keep-alive connection to -remoteWrite.url is kept (0 = until the "
+       "server closes it).",
+       DUR(remote_write_idle_conn_timeout)},
 
       {"remoteWrite.url", Kind::string, "",
        "Prometheus remote write endpoint for recording results and ALERTS / ALERTS_FOR_STATE; "
@@ -674,7 +694,6 @@ struct PassiveFlag {
 
 constexpr const char* kGoRuntime = "tunes Go's runtime or VictoriaMetrics' caches; alertd has neither";
 constexpr const char* kEnterprise = "a vmalert Enterprise feature";
-constexpr const char* kGoHttpClient = "tunes Go's HTTP client pool; alertd's pool keeps idle connections for 50 s";
 constexpr const char* kPushMetrics = "pushing /metrics is not supported yet; scrape /metrics instead";
 
 const std::vector<PassiveFlag>& passive_flag_defs() {
@@ -682,11 +701,8 @@ const std::vector<PassiveFlag>& passive_flag_defs() {
       {"blockcache.missesBeforeCaching", Kind::integer, "2", Support::warn, kGoRuntime},
       {"clusterMode", Kind::boolean, "false", Support::refuse,
        "vmalert Enterprise's per-tenant URLs are not supported"},
-      {"datasource.disableKeepAlive", Kind::boolean, "false", Support::warn, kGoHttpClient},
-      {"datasource.idleConnTimeout", Kind::duration, "50s", Support::warn, kGoHttpClient},
       {"datasource.lookback", Kind::duration, "0s", Support::warn,
        "deprecated in vmalert; use -rule.evalDelay, which moves the query time back the same way"},
-      {"datasource.maxIdleConnections", Kind::integer, "100", Support::warn, kGoHttpClient},
       {"datasource.queryTimeAlignment", Kind::boolean, "true", Support::warn,
        "deprecated in vmalert; groups' eval_alignment decides"},
       {"defaultTenant.graphite", Kind::string, "", Support::warn, kEnterprise},
@@ -726,10 +742,8 @@ const std::vector<PassiveFlag>& passive_flag_defs() {
       {"pushmetrics.header", Kind::array, "", Support::warn, kPushMetrics},
       {"pushmetrics.interval", Kind::duration, "10s", Support::warn, kPushMetrics},
       {"pushmetrics.url", Kind::array, "", Support::warn, kPushMetrics},
-      {"remoteRead.idleConnTimeout", Kind::duration, "50s", Support::warn, kGoHttpClient},
       {"remoteRead.ignoreRestoreErrors", Kind::boolean, "true", Support::warn,
        "deprecated in vmalert, without effect: a failed restore is logged and alertd goes on"},
-      {"remoteWrite.idleConnTimeout", Kind::duration, "50s", Support::warn, kGoHttpClient},
       {"rule.stripFilePath", Kind::boolean, "false", Support::warn, kEnterprise},
       {"s3.configFilePath", Kind::string, "", Support::warn, kEnterprise},
       {"s3.configProfile", Kind::string, "", Support::warn, kEnterprise},

@@ -66,6 +66,9 @@ struct Flags {
   core::Duration datasource_query_timeout = std::chrono::seconds(30);
   size_t datasource_max_response_size = 256u << 20;
   int datasource_max_concurrent_queries = 0;
+  bool datasource_disable_keep_alive = false;
+  core::Duration datasource_idle_conn_timeout = std::chrono::seconds(50);
+  int datasource_max_idle_connections = 100;
 
   // Remote read: alert state restore at start (vmalert.md §6).
   std::string remote_read_url;
@@ -84,10 +87,12 @@ struct Flags {
   bool remote_read_tls_insecure_skip_verify = false;
   bool remote_read_show_url = false;
   bool remote_read_disable_path_append = false;  // -remoteRead.url used as the query endpoint
+  core::Duration remote_read_idle_conn_timeout = std::chrono::seconds(50);
 
   // Remote write: recording results, ALERTS and ALERTS_FOR_STATE (vmalert.md §6).
   std::string remote_write_url;
   bool remote_write_disable_path_append = false;
+  core::Duration remote_write_idle_conn_timeout = std::chrono::seconds(50);
   std::string remote_write_basic_auth_username;
   std::string remote_write_basic_auth_password;
   std::string remote_write_basic_auth_password_file;

@@ -270,17 +270,24 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
       // Most recently used first: it is the least likely to have been closed by the peer.
       std::unique_ptr<Connection> c = std::move(conns.back());
       conns.pop_back();
-      if (now - c->idle_since < options_.idle_timeout && c->usable_when_idle()) return c;
+      if (!expired(*c, now) && c->usable_when_idle()) return c;
       c->close();
     }
     return nullptr;
+  }
+
+  // Idle for longer than idle_timeout; a zero idle_timeout keeps idle connections until the
+  // peer closes them (Go's IdleConnTimeout 0).
+  [[nodiscard]] bool expired(const Connection& c, SteadyClock::time_point now) const {
+    return options_.idle_timeout > std::chrono::milliseconds::zero() &&
+           now - c.idle_since >= options_.idle_timeout;
   }
 
   void put_idle(const std::string& key, std::unique_ptr<Connection> conn) {
     auto& conns = idle_[key];
     const auto now = SteadyClock::now();
     // Drop expired ones from the front (oldest first).
-    while (!conns.empty() && now - conns.front()->idle_since >= options_.idle_timeout) {
+    while (!conns.empty() && expired(*conns.front(), now)) {
       conns.front()->close();
       conns.pop_front();
     }
@@ -296,7 +303,9 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
   // While idle connections exist, a timer closes the ones idle for longer than idle_timeout,
   // so a quiet client does not hold sockets the peer has long given up on.
   void arm_sweep() {
-    if (sweep_armed_ || closed_) return;
+    if (sweep_armed_ || closed_ || options_.idle_timeout <= std::chrono::milliseconds::zero()) {
+      return;
+    }
     sweep_armed_ = true;
     sweep_timer_.expires_after(options_.idle_timeout);
     sweep_timer_.async_wait([weak = weak_from_this()](const beast::error_code& ec) {
@@ -313,7 +322,7 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
     bool any_left = false;
     for (auto it = idle_.begin(); it != idle_.end();) {
       auto& conns = it->second;
-      while (!conns.empty() && now - conns.front()->idle_since >= options_.idle_timeout) {
+      while (!conns.empty() && expired(*conns.front(), now)) {
         conns.front()->close();
         conns.pop_front();
       }

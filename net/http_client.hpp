@@ -33,8 +33,11 @@ struct TlsOptions {
 
 struct ClientOptions {
   TlsOptions tls;
+  // Idle keep-alive connections kept per scheme+host+port (0 = none kept).
   size_t max_idle_per_host = 100;
+  // An idle connection older than this is closed; zero = kept until the peer closes it.
   std::chrono::milliseconds idle_timeout{50000};
+  // false: `Connection: close` on every request, one connection per request.
   bool keep_alive = true;
   // Requests in flight at once through this client; 0 = unlimited. Extra requests wait in
   // FIFO order.

@@ -92,18 +92,18 @@ TEST_CASE("a typical vmalert command line is accepted", "[app][flags]") {
   CHECK(f.http_idle_conn_timeout == std::chrono::minutes(1));
   CHECK(f.logger_output == "stdout");
   // One warning per ignored flag set to something else than its default: memory, lookback,
-  // maxIdleConnections, queryTimeAlignment=false, fs.disableMmap, enableTCP6,
-  // s3.configFilePath (-pprofAuthKey and -tlsMinVersion are implemented). Defaults
+  // queryTimeAlignment=false, fs.disableMmap, enableTCP6, s3.configFilePath (-pprofAuthKey,
+  // -tlsMinVersion and -datasource.maxIdleConnections are implemented). Defaults
   // (-remoteRead.ignoreRestoreErrors=true) are quiet; -http.connTimeout and
   // -http.idleConnTimeout are implemented.
   std::vector<std::string> named;
   for (const auto& w : f.ignored_flag_warnings) named.push_back(w.substr(0, w.find(' ', 6)));
   CHECK(named == std::vector<std::string>{
-                     "flag -datasource.lookback", "flag -datasource.maxIdleConnections",
-                     "flag -datasource.queryTimeAlignment", "flag -enableTCP6",
+                     "flag -datasource.lookback", "flag -datasource.queryTimeAlignment", "flag -enableTCP6",
                      "flag -fs.disableMmap", "flag -memory.allowedPercent",
                      "flag -s3.configFilePath"});
   CHECK(f.pprof_auth_key == "pkey");
+  CHECK(f.datasource_max_idle_connections == 200);
   CHECK(f.tls_min_version == std::vector<std::string>{"TLS12"});
   CHECK(app::listen_addrs(f) == std::vector<std::string>{":8880"});
   for (const auto& w : f.ignored_flag_warnings) CHECK_THAT(w, Catch::Contains("ignored: "));
@@ -143,6 +143,29 @@ TEST_CASE("http.connTimeout and http.idleConnTimeout set the server's timeouts",
   CHECK(r->flags.http_conn_timeout == std::chrono::seconds(0));
   CHECK(r->flags.http_idle_conn_timeout == std::chrono::seconds(5));
   CHECK(r->flags.ignored_flag_warnings.empty());
+}
+
+TEST_CASE("the client pool flags of the datasource, remote read and remote write",
+          "[app][flags]") {
+  auto d = parse({});
+  REQUIRE(d.has_value());
+  CHECK_FALSE(d->flags.datasource_disable_keep_alive);
+  CHECK(d->flags.datasource_idle_conn_timeout == std::chrono::seconds(50));
+  CHECK(d->flags.datasource_max_idle_connections == 100);
+  CHECK(d->flags.remote_read_idle_conn_timeout == std::chrono::seconds(50));
+  CHECK(d->flags.remote_write_idle_conn_timeout == std::chrono::seconds(50));
+  auto r = parse({"-datasource.disableKeepAlive", "-datasource.idleConnTimeout=10s",
+                  "-datasource.maxIdleConnections=4", "-remoteRead.idleConnTimeout=0",
+                  "-remoteWrite.idleConnTimeout=2m"});
+  REQUIRE(r.has_value());
+  CHECK(r->flags.datasource_disable_keep_alive);
+  CHECK(r->flags.datasource_idle_conn_timeout == std::chrono::seconds(10));
+  CHECK(r->flags.datasource_max_idle_connections == 4);
+  CHECK(r->flags.remote_read_idle_conn_timeout == std::chrono::seconds(0));
+  CHECK(r->flags.remote_write_idle_conn_timeout == std::chrono::minutes(2));
+  CHECK(r->flags.ignored_flag_warnings.empty());
+  CHECK_FALSE(parse({"-datasource.maxIdleConnections=many"}).has_value());
+  CHECK_FALSE(parse({"-datasource.idleConnTimeout=later"}).has_value());
 }
 
 TEST_CASE("ignored flags still check their values", "[app][flags]") {

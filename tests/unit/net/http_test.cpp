@@ -789,3 +789,53 @@ TEST_CASE("idle connections are closed after idle_timeout", "[net][client]") {
   CHECK(*closed_at - idle_from >= 90ms);
   CHECK(*closed_at - idle_from < 1000ms);
 }
+
+TEST_CASE("a zero idle_timeout keeps idle connections until the peer closes them", "[net][client]") {
+  asio::io_context ioc;
+  net::HttpServer server(ioc, [](const net::ServerRequest&) {
+    return net::ServerResponse{200, "text/plain", "ok", {}};
+  });
+  REQUIRE(server.listen("127.0.0.1:0").has_value());
+  net::ClientOptions opts;
+  opts.idle_timeout = 0ms;
+  net::HttpClient client(ioc, opts);
+  REQUIRE(fetch(ioc, client, get(base(server.port()) + "/a")).has_value());
+  // Idle for a while: with a zero timeout neither the sweep nor the reuse check drops it.
+  const auto until = std::chrono::steady_clock::now() + 300ms;
+  run_until(ioc, [&] { return std::chrono::steady_clock::now() >= until; }, 1000ms);
+  REQUIRE(fetch(ioc, client, get(base(server.port()) + "/b")).has_value());
+  CHECK(server.connections_accepted() == 1);
+}
+
+TEST_CASE("max_idle_per_host bounds the idle connections kept per host", "[net][client]") {
+  asio::io_context ioc;
+  net::HttpServer server(ioc, [](const net::ServerRequest&) {
+    return net::ServerResponse{200, "text/plain", "ok", {}};
+  });
+  REQUIRE(server.listen("127.0.0.1:0").has_value());
+  const std::string url = base(server.port()) + "/";
+
+  SECTION("none kept: every request opens a connection") {
+    net::ClientOptions opts;
+    opts.max_idle_per_host = 0;
+    net::HttpClient client(ioc, opts);
+    for (int i = 0; i < 3; ++i) REQUIRE(fetch(ioc, client, get(url)).has_value());
+    CHECK(server.connections_accepted() == 3);
+  }
+  SECTION("one kept: of two parallel requests' connections one is reused, one closed") {
+    net::ClientOptions opts;
+    opts.max_idle_per_host = 1;
+    net::HttpClient client(ioc, opts);
+    int done = 0;
+    for (int i = 0; i < 2; ++i) {
+      client.send(get(url), [&](core::Result<net::Response> r) {
+        REQUIRE(r.has_value());
+        ++done;
+      });
+    }
+    REQUIRE(run_until(ioc, [&] { return done == 2; }));
+    CHECK(server.connections_accepted() == 2);
+    for (int i = 0; i < 2; ++i) REQUIRE(fetch(ioc, client, get(url)).has_value());
+    CHECK(server.connections_accepted() == 2);  // the kept one served both
+  }
+}
