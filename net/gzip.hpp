@@ -1,6 +1,8 @@
 // net::GzipInflater: streaming gzip decompression of a response body (zlib), chunk by chunk,
 // with a cap on the inflated bytes. No Boost; used by net::HttpClient when a request set
 // Request::accept_gzip and the answer came with `Content-Encoding: gzip`.
+// net::gzip_compress: one gzip member from a buffer in memory (request bodies sent with
+// `Content-Encoding: gzip`, e.g. -pushmetrics.url). zlib stays inside net/.
 //
 // Contract:
 //   - feed() takes compressed bytes split anywhere and hands every inflated piece to `sink`
@@ -17,6 +19,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "core/error.hpp"
@@ -45,6 +48,10 @@ class GzipInflater {
   size_t inflated_ = 0;
   bool member_done_ = false;  // the last member reached its trailer
 };
+
+// `data` as one gzip member (zlib's default level, as Go's gzip.NewWriter). Fails only when zlib
+// cannot get memory (kind other).
+[[nodiscard]] core::Result<std::string> gzip_compress(std::string_view data);
 
 // True when a Content-Encoding value names gzip ("gzip" or "x-gzip", any case, spaces around).
 bool is_gzip_encoding(std::string_view value);

@@ -215,3 +215,18 @@ TEST_CASE("client: accept_gzip sends Accept-Encoding and inflates the streamed b
   REQUIRE_FALSE(r4.has_value());
   CHECK(r4.error().kind == core::ErrorKind::bad_response);
 }
+
+TEST_CASE("gzip_compress: one gzip member the inflater reads back", "[net][gzip]") {
+  for (const std::string& in : {std::string(), std::string("m 1\n"), sample_text()}) {
+    auto gz = net::gzip_compress(in);
+    REQUIRE(gz.has_value());
+    REQUIRE(gz->size() >= 18);  // gzip header and trailer
+    CHECK(static_cast<unsigned char>((*gz)[0]) == 0x1f);
+    CHECK(static_cast<unsigned char>((*gz)[1]) == 0x8b);
+    auto r = inflate_in(*gz, 1000);
+    REQUIRE(r.result.has_value());
+    CHECK(r.out == in);
+  }
+  // Text compresses: the sample is highly repetitive.
+  CHECK(net::gzip_compress(sample_text())->size() < sample_text().size() / 5);
+}
