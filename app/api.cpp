@@ -871,6 +871,14 @@ std::string notifiers_json(std::span<const std::shared_ptr<notifier::Notifier>> 
   return out;
 }
 
+std::string metrics_page(const ApiContext& ctx) {
+  std::vector<std::shared_ptr<notifier::Notifier>> owned;
+  if (ctx.notifiers != nullptr) owned = ctx.notifiers->targets();
+  std::vector<const notifier::Notifier*> notifiers;
+  for (const auto& n : owned) notifiers.push_back(n.get());
+  return render_metrics(*ctx.store, *ctx.counters, notifiers, ctx.remote_write, ctx.push);
+}
+
 net::ServerResponse handle_request(const ApiContext& ctx, const net::ServerRequest& req) {
   std::string_view path = req.target;
   if (auto q = path.find('?'); q != std::string_view::npos) path = path.substr(0, q);
@@ -882,11 +890,7 @@ net::ServerResponse handle_request(const ApiContext& ctx, const net::ServerReque
     return text_response(200, "OK");
   }
   if (path == "/metrics") {
-    std::vector<std::shared_ptr<notifier::Notifier>> owned;
-    if (ctx.notifiers != nullptr) owned = ctx.notifiers->targets();
-    std::vector<const notifier::Notifier*> notifiers;
-    for (const auto& n : owned) notifiers.push_back(n.get());
-    auto resp = text_response(200, render_metrics(*ctx.store, *ctx.counters, notifiers, ctx.remote_write));
+    auto resp = text_response(200, metrics_page(ctx));
     resp.content_type = "text/plain; version=0.0.4; charset=utf-8";
     return resp;
   }

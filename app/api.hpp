@@ -68,7 +68,11 @@ struct ApiContext {
   std::function<void()> reload;  // /-/reload
   std::string reload_auth_key;   // -reloadAuthKey: /-/reload needs ?authKey=<it> when set
   const ReloadStatus* reload_status = nullptr;  // may be null
+  std::vector<const PushTargetStats*> push;      // -pushmetrics.url targets (may be empty)
 };
+
+// The /metrics page (also what -pushmetrics.url receives).
+[[nodiscard]] std::string metrics_page(const ApiContext& ctx);
 
 [[nodiscard]] net::ServerResponse handle_request(const ApiContext& ctx,
                                                  const net::ServerRequest& req);

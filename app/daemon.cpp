@@ -26,6 +26,7 @@
 #include "app/notifier_discovery.hpp"
 #include "app/oauth2.hpp"
 #include "app/notifier_targets.hpp"
+#include "app/pushmetrics.hpp"
 #include "app/replay.hpp"
 #include "app/secret_file.hpp"
 #include "app/snapshot.hpp"
@@ -803,6 +804,28 @@ int run(const Flags& flags) {
   api.reload = [&] { asio::post(io, [&] { start_reload(false); }); };
   api.reload_auth_key = flags.reload_auth_key;
   api.reload_status = &reload_status;
+  // -pushmetrics.url: the /metrics page pushed from the HTTP thread's loop, which renders it
+  // for scrapes too (app/pushmetrics.hpp); evaluation and its queries never wait on it.
+  AsioClock http_clock(http_io);
+  std::unique_ptr<net::HttpClient> push_http;
+  std::unique_ptr<MetricsPusher> pusher;
+  if (!flags.pushmetrics_url.empty()) {
+    push_http = std::make_unique<net::HttpClient>(http_io, net::ClientOptions{});
+    PushOptions push_options;
+    push_options.urls = flags.pushmetrics_url;
+    push_options.interval = flags.pushmetrics_interval;
+    push_options.extra_labels = flags.pushmetrics_extra_label;
+    push_options.headers = flags.pushmetrics_header;
+    push_options.disable_compression = flags.pushmetrics_disable_compression;
+    pusher = std::make_unique<MetricsPusher>(http_clock, *push_http, std::move(push_options),
+                                             [&api] { return metrics_page(api); });
+    api.push = pusher->stats();
+    std::vector<std::string> shown;
+    for (const auto* st : api.push) shown.push_back(st->url);
+    spdlog::info("pushing /metrics to {} every {}", fmt::join(shown, ", "),
+                 core::format_go_duration(flags.pushmetrics_interval));
+    asio::post(http_io, [&pusher] { pusher->start(); });
+  }
   net::ServerOptions http_options;
   http_options.log_error = [](std::string_view m) { SPDLOG_ERROR("{}", m); };
   http_options.log_info = [](std::string_view m) { spdlog::info("{}", m); };
@@ -923,6 +946,12 @@ int run(const Flags& flags) {
     // get -http.maxGracefulShutdownDuration to finish.
     http_shutdown_at = std::chrono::steady_clock::now();
     server.shutdown(http_grace);
+    if (pusher) {
+      asio::post(http_io, [&pusher, &push_http] {
+        pusher->stop();
+        push_http->close();
+      });
+    }
     ds_http.close();
     (*notifier_clients)->close();
     if (discovery) discovery->stop();

@@ -9,7 +9,9 @@
 #include <optional>
 #include <sstream>
 
+#include "app/pushmetrics.hpp"
 #include "core/duration.hpp"
+#include "net/url.hpp"
 #include "templates/go_fmt.hpp"
 
 namespace app {
@@ -91,6 +93,17 @@ std::string parse_dur(const std::string& v, core::Duration& out) {
   [](Flags& f, const std::string& v) {                                \
     for (auto& item : split_array_flag(v)) f.field.push_back(item);   \
     return std::string();                                             \
+  }
+// An array flag whose every item `check` must accept (it returns an error text or ""). Empty
+// items are skipped: `-pushmetrics.url=` from an empty environment variable sets nothing.
+#define CHECKED_ARRAY(field, check)                                 \
+  [](Flags& f, const std::string& v) {                              \
+    for (auto& item : split_array_flag(v)) {                        \
+      if (item.empty()) continue;                                   \
+      if (auto err = check(item); !err.empty()) return err;         \
+      f.field.push_back(item);                                      \
+    }                                                               \
+    return std::string();                                           \
   }
 #define BOOL_ARRAY(field)                                            \
   [](Flags& f, const std::string& v) {                               \
@@ -665,6 +678,34 @@ const std::vector<FlagDef>& flag_defs() {
          f.logger_json_fields = v;
          return std::string();
        }},
+      {"pushmetrics.url", Kind::array, "",
+       "Optional URL to push metrics exposed at /metrics page to, every "
+       "-pushmetrics.interval (e.g. VictoriaMetrics' /api/v1/import/prometheus). http or https; "
+       "user:password@ in the URL is sent as basic auth (the value is hidden in /flags). By "
+       "default, metrics exposed at /metrics page aren't pushed to any remote storage.",
+       CHECKED_ARRAY(pushmetrics_url, check_push_url)},
+      {"pushmetrics.interval", Kind::duration, "10s",
+       "Interval for pushing metrics to every -pushmetrics.url; also the deadline of one push.",
+       [](Flags& f, const std::string& v) {
+         if (auto err = parse_dur(v, f.pushmetrics_interval); !err.empty()) return err;
+         return f.pushmetrics_interval <= core::Duration::zero()
+                    ? std::string("interval must be positive")
+                    : std::string();
+       }},
+      {"pushmetrics.extraLabel", Kind::array, "",
+       "Optional labels to add to metrics pushed to every -pushmetrics.url. For example, "
+       "-pushmetrics.extraLabel='instance=\"foo\"' adds instance=\"foo\" label to all the "
+       "metrics pushed to every -pushmetrics.url.",
+       CHECKED_ARRAY(pushmetrics_extra_label, check_extra_labels)},
+      {"pushmetrics.header", Kind::array, "",
+       "Optional HTTP request header to send to every -pushmetrics.url. For example, "
+       "-pushmetrics.header='Authorization: Basic foobar' adds 'Authorization: Basic foobar' "
+       "header to every request to every -pushmetrics.url.",
+       CHECKED_ARRAY(pushmetrics_header, check_push_header)},
+      {"pushmetrics.disableCompression", Kind::boolean, "false",
+       "Whether to disable request body compression when pushing metrics to every "
+       "-pushmetrics.url.",
+       BOOL(pushmetrics_disable_compression)},
       {"printFlagsMarkdown", Kind::boolean, "false", "", BOOL(print_flags_markdown)},
       {"dryRun", Kind::boolean, "false",
        "Load and validate the rules, print every error and exit (non-zero on errors).",
@@ -694,7 +735,6 @@ struct PassiveFlag {
 
 constexpr const char* kGoRuntime = "tunes Go's runtime or VictoriaMetrics' caches; alertd has neither";
 constexpr const char* kEnterprise = "a vmalert Enterprise feature";
-constexpr const char* kPushMetrics = "pushing /metrics is not supported yet; scrape /metrics instead";
 
 const std::vector<PassiveFlag>& passive_flag_defs() {
   static const std::vector<PassiveFlag> defs = {
@@ -737,11 +777,6 @@ const std::vector<PassiveFlag>& passive_flag_defs() {
        "alertd discovers notifier targets on one thread"},
       {"promscrape.dnsSDCheckInterval", Kind::duration, "30s", Support::warn,
        "alertd refreshes each dns_sd_configs entry every refresh_interval"},
-      {"pushmetrics.disableCompression", Kind::boolean, "false", Support::warn, kPushMetrics},
-      {"pushmetrics.extraLabel", Kind::array, "", Support::warn, kPushMetrics},
-      {"pushmetrics.header", Kind::array, "", Support::warn, kPushMetrics},
-      {"pushmetrics.interval", Kind::duration, "10s", Support::warn, kPushMetrics},
-      {"pushmetrics.url", Kind::array, "", Support::warn, kPushMetrics},
       {"remoteRead.ignoreRestoreErrors", Kind::boolean, "true", Support::warn,
        "deprecated in vmalert, without effect: a failed restore is logged and alertd goes on"},
       {"rule.stripFilePath", Kind::boolean, "false", Support::warn, kEnterprise},
@@ -817,8 +852,10 @@ std::string check_value(Kind kind, const std::string& v) {
   return "";
 }
 
-// vmalert hides these flags' values in /flags and its start-up log (lib/flagutil IsSecretFlag).
+// vmalert hides these flags' values in /flags and its start-up log (lib/flagutil IsSecretFlag;
+// -pushmetrics.url is registered as secret by lib/pushmetrics: it may hold user:password@).
 bool is_secret_flag(std::string_view name) {
+  if (name == "pushmetrics.url") return true;
   std::string lower(name);
   for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   for (const char* word : {"pass", "key", "secret", "token"}) {
@@ -859,6 +896,7 @@ bool is_array(Kind kind) {
 #undef INT
 #undef ARRAY
 #undef BOOL_ARRAY
+#undef CHECKED_ARRAY
 
 // One row of -help and docs/flags.md, from either table.
 struct FlagDoc {
@@ -1076,7 +1114,9 @@ core::Result<ParseFlagsResult> parse_flags(int argc, const char* const* argv,
     if (!values) continue;
     for (const auto& v : *values) {
       if (auto err = d.apply(result.flags, v); !err.empty()) {
-        return core::fail("invalid value \"" + v + "\" for flag -" + d.name + ": " + err);
+        // A URL flag's password stays out of the message.
+        const std::string shown = is_secret_flag(d.name) ? net::redact_url(v) : v;
+        return core::fail("invalid value \"" + shown + "\" for flag -" + d.name + ": " + err);
       }
     }
     remember(d.name, *values);

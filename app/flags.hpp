@@ -171,6 +171,13 @@ struct Flags {
   bool replay_continue_with_execution_err = false;
   bool replay_disable_progress_bar = false;
 
+  // -pushmetrics.*: /metrics pushed to URLs (app/pushmetrics.hpp). Values checked at parse.
+  std::vector<std::string> pushmetrics_url;
+  core::Duration pushmetrics_interval = std::chrono::seconds(10);
+  std::vector<std::string> pushmetrics_extra_label;  // each `name="value"[,...]`
+  std::vector<std::string> pushmetrics_header;       // each "Name: value"
+  bool pushmetrics_disable_compression = false;
+
   bool dry_run = false;
   bool version = false;
   bool help = false;

@@ -112,6 +112,50 @@ void append_process_metrics(Writer& w, double start_time_seconds) {
       "Start time of the process since unix epoch in seconds.", start_time_seconds);
 }
 
+// The Go metrics library's metrics_push_*{url} (its WriteProcessMetrics writes them after the
+// process_* ones). Histograms as vmalert_alerts_send_duration_seconds above: `_bucket{vmrange}`
+// in an untyped family of its own, `_sum` and `_count` under the base name.
+void append_push_metrics(Writer& w, const std::vector<const PushTargetStats*>& push) {
+  auto counter = [&](const char* name, const char* help, auto get) {
+    w.header(name, "counter", help);
+    for (const auto* t : push) w.sample(name, {{"url", t->url}}, static_cast<double>(get(*t)));
+  };
+  counter("metrics_push_total", "Pushes of /metrics to -pushmetrics.url (attempts).",
+          [](const PushTargetStats& t) { return t.pushes_total.load(); });
+  counter("metrics_push_errors_total",
+          "Pushes of /metrics that failed (transport error or non-2xx answer).",
+          [](const PushTargetStats& t) { return t.errors_total.load(); });
+  counter("metrics_push_bytes_pushed_total", "Request body bytes pushed to -pushmetrics.url.",
+          [](const PushTargetStats& t) { return t.bytes_pushed_total.load(); });
+  auto histogram = [&](const char* base, const char* bucket, const char* help,
+                       core::VmHistogram PushTargetStats::*member) {
+    w.header(bucket, "untyped",
+             std::string(help) + ", VictoriaMetrics histogram buckets (vmrange).");
+    for (const auto* t : push) {
+      std::lock_guard lock(t->mu);
+      (t->*member).visit([&](std::string_view vmrange, uint64_t n) {
+        w.sample(bucket, {{"url", t->url}, {"vmrange", vmrange}}, static_cast<double>(n));
+      });
+    }
+    w.header(base, "summary", help);
+    const std::string sum = std::string(base) + "_sum";
+    const std::string count = std::string(base) + "_count";
+    for (const auto* t : push) {
+      std::lock_guard lock(t->mu);
+      w.sample(sum, {{"url", t->url}}, (t->*member).sum());
+      w.sample(count, {{"url", t->url}}, static_cast<double>((t->*member).count()));
+    }
+  };
+  histogram("metrics_push_duration_seconds", "metrics_push_duration_seconds_bucket",
+            "Duration of pushes to -pushmetrics.url", &PushTargetStats::duration_seconds);
+  histogram("metrics_push_block_size_bytes", "metrics_push_block_size_bytes_bucket",
+            "Request body sizes of pushes to -pushmetrics.url", &PushTargetStats::block_size_bytes);
+  w.header("metrics_push_interval_seconds", "gauge", "-pushmetrics.interval in seconds.");
+  for (const auto* t : push) {
+    w.sample("metrics_push_interval_seconds", {{"url", t->url}}, t->interval_seconds);
+  }
+}
+
 }  // namespace
 
 void append_metric_value(std::string& out, double v) {
@@ -128,7 +172,8 @@ void append_metric_value(std::string& out, double v) {
 
 std::string render_metrics(const SnapshotStore& store, const GlobalCounters& c,
                            const std::vector<const notifier::Notifier*>& notifiers,
-                           const datasource::RemoteWriteStats* remote_write) {
+                           const datasource::RemoteWriteStats* remote_write,
+                           const std::vector<const PushTargetStats*>& push) {
   std::string out;
   out.reserve(8192);
   Writer w{out, {}};
@@ -338,6 +383,7 @@ std::string render_metrics(const SnapshotStore& store, const GlobalCounters& c,
              static_cast<double>(core::limit_hits(limit)));
   }
   append_process_metrics(w, static_cast<double>(c.start_time_seconds.load()));
+  if (!push.empty()) append_push_metrics(w, push);
   return out;
 }
 

@@ -10,10 +10,12 @@
 #include <utility>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "app/snapshot.hpp"
+#include "core/vm_histogram.hpp"
 #include "datasource/remote_write.hpp"
 #include "notifier/notifier.hpp"
 
@@ -47,11 +49,26 @@ struct GlobalCounters {
   std::atomic<int64_t> start_time_seconds{0};
 };
 
+// One -pushmetrics.url's figures (app/pushmetrics.hpp), shown as the Go metrics library's
+// metrics_push_*{url} families.
+struct PushTargetStats {
+  std::string url;  // go_redacted_url(): the password replaced by "xxxxx"
+  double interval_seconds = 0;
+  std::atomic<uint64_t> pushes_total{0};  // attempts, as the Go library counts them
+  std::atomic<uint64_t> errors_total{0};
+  std::atomic<uint64_t> bytes_pushed_total{0};  // request bodies (compressed when they are)
+  mutable std::mutex mu;                        // guards the two histograms
+  core::VmHistogram duration_seconds;
+  core::VmHistogram block_size_bytes;
+};
+
 // Renders every metric. `notifiers` may be empty; `remote_write` is null without
-// -remoteWrite.url (then no vmalert_remotewrite_* metric is shown).
+// -remoteWrite.url (then no vmalert_remotewrite_* metric is shown); `push` is empty without
+// -pushmetrics.url (then no metrics_push_* metric is shown).
 [[nodiscard]] std::string render_metrics(const SnapshotStore& store, const GlobalCounters& c,
                                          const std::vector<const notifier::Notifier*>& notifiers,
-                                         const datasource::RemoteWriteStats* remote_write = nullptr);
+                                         const datasource::RemoteWriteStats* remote_write = nullptr,
+                                         const std::vector<const PushTargetStats*>& push = {});
 
 // The process' own figures from /proc/self (Linux); fields left at -1 / 0 when unreadable.
 struct ProcessStats {
