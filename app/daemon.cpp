@@ -179,6 +179,7 @@ rules::GroupContext group_context(const Flags& flags) {
 NotifierStateOptions notifier_state_options(const Flags& flags) {
   NotifierStateOptions o;
   o.dns_server = flags.notifier_dns_server;
+  o.suppress_duplicate_target_errors = flags.notifier_suppress_duplicate_target_errors;
   // A zero or negative interval would poll Consul without pause.
   o.consul_sd_check_interval =
       std::max<core::Duration>(flags.promscrape_consul_sd_check_interval, std::chrono::seconds(1));

@@ -381,6 +381,10 @@ const std::vector<FlagDef>& flag_defs() {
        "alertd only: IPv4:port of the DNS server dns_sd_configs names are resolved with; empty "
        "means the system resolver (/etc/resolv.conf).",
        STR(notifier_dns_server)},
+      {"notifier.suppressDuplicateTargetErrors", Kind::boolean, "false",
+       "Whether to leave out the error logged when -notifier.config's discovery finds the "
+       "same Alertmanager URL twice (the duplicate is skipped either way).",
+       BOOL(notifier_suppress_duplicate_target_errors)},
       {"promscrape.consulSDCheckInterval", Kind::duration, "30s",
        "Interval for checking for changes in Consul (consul_sd_configs of -notifier.config).",
        DUR(promscrape_consul_sd_check_interval)},
@@ -767,8 +771,6 @@ const std::vector<PassiveFlag>& passive_flag_defs() {
       {"mtls", Kind::bool_array, "", Support::refuse,
        "client certificate verification (a vmalert Enterprise feature) is not supported"},
       {"mtlsCAFile", Kind::array, "", Support::warn, kEnterprise},
-      {"notifier.suppressDuplicateTargetErrors", Kind::boolean, "false", Support::warn,
-       "alertd always logs duplicate -notifier.config targets"},
       {"promscrape.consul.waitTime", Kind::duration, "0s", Support::warn,
        "alertd polls Consul every -promscrape.consulSDCheckInterval instead of blocking queries"},
       {"promscrape.discovery.concurrency", Kind::integer, "100", Support::warn,

@@ -119,6 +119,7 @@ struct Flags {
   bool notifier_blackhole = false;
   std::string notifier_config;  // -notifier.config: targets from a file (app/notifier_discovery)
   std::string notifier_dns_server;  // -notifier.dnsServer (alertd): IPv4:port for dns_sd_configs
+  bool notifier_suppress_duplicate_target_errors = false;
   core::Duration promscrape_consul_sd_check_interval = std::chrono::seconds(30);
   core::Duration notifier_send_timeout = std::chrono::seconds(10);
   // Delivery queue per Alertmanager (notifier/delivery_queue.hpp); new in alertd.

@@ -128,6 +128,7 @@ core::Result<std::shared_ptr<const NotifierConfigState>> load_notifier_state(
     for (const auto& d : c.dns_sd_configs) add(d.alert_relabel_configs, state->dns_sd_alert_relabel.emplace_back());
     for (const auto& d : c.consul_sd_configs) add(d.alert_relabel_configs, state->consul_sd_alert_relabel.emplace_back());
     state->dns_server = state_options.dns_server;
+    state->suppress_duplicate_target_errors = state_options.suppress_duplicate_target_errors;
     state->config = std::move(c);
   }
   if (!errors.empty()) {
@@ -154,6 +155,7 @@ std::vector<DiscoveredTarget> discover_targets(const NotifierConfigState& state,
     }
     if (!*built) return;  // dropped by relabel_configs
     if (!urls.insert((*built)->url).second) {
+      if (state.suppress_duplicate_target_errors) return;
       errors.push_back("skipping duplicate target with identical address \"" + (*built)->url +
                        "\"");
       return;

@@ -40,12 +40,14 @@ struct NotifierConfigState {
   std::vector<notifier::RelabelRules> dns_sd_alert_relabel;   // per dns_sd_configs entry
   std::vector<notifier::RelabelRules> consul_sd_alert_relabel;  // per consul_sd_configs entry
   std::string dns_server;  // -notifier.dnsServer: "" = the system resolver
+  bool suppress_duplicate_target_errors = false;  // -notifier.suppressDuplicateTargetErrors
   // Per consul_sd_configs entry: its refresh_interval, else -promscrape.consulSDCheckInterval.
   std::vector<core::Duration> consul_refresh;
 };
 
 struct NotifierStateOptions {
   std::string dns_server;  // -notifier.dnsServer
+  bool suppress_duplicate_target_errors = false;  // -notifier.suppressDuplicateTargetErrors
   core::Duration consul_sd_check_interval = std::chrono::seconds{30};  // -promscrape.consulSDCheckInterval
 };
 
@@ -73,7 +75,8 @@ using FileSdCache = std::map<std::string, std::vector<config::TargetGroup>>;
 // __meta_dns_srv_record_target and __meta_dns_srv_record_port, for MX
 // __meta_dns_mx_record_target), then every consul_sd_configs entry (app::consul_discover).
 // Problems (unreadable file, bad address) go to `errors` and skip only what they concern.
-// Duplicate URLs are kept once (the first), with an error, as vmalert does.
+// Duplicate URLs are kept once (the first), with an error unless
+// state.suppress_duplicate_target_errors, as vmalert does.
 [[nodiscard]] std::vector<DiscoveredTarget> discover_targets(const NotifierConfigState& state,
                                                              FileSdCache& cache,
                                                              std::vector<std::string>& errors);

@@ -337,3 +337,35 @@ oauth2:
   CHECK_THAT(refused.error().message,
              Catch::Contains(bad + ":3:5: consul_sd_configs: proxy_url is not supported"));
 }
+
+TEST_CASE("notifier config: a duplicate target is skipped, its error suppressible",
+          "[app][notifier]") {
+  TempDir dir;
+  dir.write("am.json", R"([{"targets": ["am1:9093", "am2:9093"]}])");
+  const auto cfg = dir.write("notifier.yml", R"YML(
+static_configs:
+  - targets: ["am1:9093"]
+file_sd_configs:
+  - files: ["am.json"]
+)YML");
+  for (const bool suppress : {false, true}) {
+    INFO("suppress " << suppress);
+    app::NotifierStateOptions options;
+    options.suppress_duplicate_target_errors = suppress;
+    auto state = app::load_notifier_state(cfg, options);
+    REQUIRE(state);
+    app::FileSdCache cache;
+    std::vector<std::string> errors;
+    auto found = app::discover_targets(**state, cache, errors);
+    REQUIRE(found.size() == 2);  // am1 once (the static one), am2
+    CHECK(found[0].kind == "static");
+    CHECK(found[1].spec.url == "http://am2:9093/api/v2/alerts");
+    if (suppress) {
+      CHECK(errors.empty());
+    } else {
+      REQUIRE(errors.size() == 1);
+      CHECK(errors[0] ==
+            R"(skipping duplicate target with identical address "http://am1:9093/api/v2/alerts")");
+    }
+  }
+}
