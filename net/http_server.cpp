@@ -36,6 +36,7 @@
 
 #include "core/limit_hits.hpp"
 #include "net/asio.hpp"
+#include "net/gzip.hpp"
 
 namespace net {
 
@@ -270,6 +271,30 @@ SteadyClock::time_point conn_age_deadline(std::chrono::milliseconds timeout) {
   thread_local std::minstd_rand rng{std::random_device{}()};
   std::uniform_int_distribution<int64_t> jitter(0, timeout.count() / 10);
   return SteadyClock::now() + timeout + std::chrono::milliseconds(jitter(rng));
+}
+
+// gzip level of compressed answers: gzhttp.CompressionLevel(1), as VictoriaMetrics.
+constexpr int kGzipLevel = 1;
+
+bool iequals(std::string_view a, std::string_view b) { return beast::iequals(a, b); }
+
+// Whether the handler's answer may be compressed at all, before its size is known (gzhttp's
+// rules): a status with a body, no Content-Encoding or Content-Range of its own, and a content
+// type that is not already compressed.
+bool may_compress(const ServerResponse& out) {
+  if (out.status < 200 || out.status == 204 || out.status == 304) return false;
+  for (const auto& [name, value] : out.headers) {
+    if (iequals(name, "Content-Encoding") || iequals(name, "Content-Range")) return false;
+  }
+  return compressible_content_type(out.content_type);
+}
+
+// The answer's body is (or will be) gzip: say so, and drop what no longer describes it.
+void mark_gzip(ServerResponse& out) {
+  std::erase_if(out.headers, [](const auto& h) {
+    return iequals(h.first, "Content-Length") || iequals(h.first, "Accept-Ranges");
+  });
+  out.headers.emplace_back("Content-Encoding", "gzip");
 }
 
 }  // namespace
@@ -571,6 +596,32 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     --self->rejecting_;
   }
 
+  // Pulls pieces of `out.stream` into `first` until it holds compress_min_size bytes or the
+  // stream ends (`more` false). False when the producer threw (logged with the request): no
+  // byte has been sent yet, so the client can still get a 500.
+  bool look_ahead(const ServerRequest& req, ServerResponse& out, std::string& first, bool& more) {
+    std::string piece;
+    std::string what;
+    try {
+      while (more && first.size() < options_.compress_min_size) {
+        piece.clear();
+        more = out.stream(piece);
+        first += piece;
+      }
+      return true;
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+      what = "unknown exception";
+    }
+    if (options_.log_error) {
+      options_.log_error("http body producer failed for " + req.method + " " +
+                         core::clip(req.target, 256) + ": " + core::clip(what));
+    }
+    out.stream = nullptr;
+    return false;
+  }
+
   ServerResponse call_handler(const ServerRequest& req) {
     std::string what;
     try {
@@ -740,18 +791,49 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
       req.body = std::move(parser.get().body());
       ServerResponse out = self->call_handler(req);
       if (ref.closing) break;  // stop() or eviction while the handler ran (multi-threaded ioc)
+      const bool head = msg.method() == http::verb::head;
+      // Compression as gzhttp decides it: never for HEAD (nginx's bug with gzip HEAD answers),
+      // only when the client accepts gzip and the answer qualifies, and only once the body
+      // reaches compress_min_size; every answer says Vary: Accept-Encoding.
+      bool gzip = o.compress_responses && !head &&
+                  accepts_gzip(msg[http::field::accept_encoding]) && may_compress(out);
+      std::string head_bytes;  // the look-ahead, sent first
+      if (out.stream && gzip) {
+        // Whether a streamed answer reaches the minimum size is known only by reading it:
+        // take pieces until it does (one piece past the minimum at most) or the stream ends.
+        bool more = true;
+        if (!self->look_ahead(req, out, head_bytes, more)) {
+          out = ServerResponse{500, "text/plain; charset=utf-8", "internal server error\n", {}};
+          gzip = false;
+        } else if (!more) {
+          out.stream = nullptr;  // it all fitted: an ordinary answer with a length
+          out.body = std::move(head_bytes);
+          head_bytes.clear();
+        }
+        if (ref.closing) break;
+      }
+      if (o.compress_responses) out.headers.emplace_back("Vary", "Accept-Encoding");
       if (out.stream) {
         const bool keep_alive =
             co_await write_streamed(self, stream, lowest, ref, msg.version(),
-                                    msg.keep_alive() && SteadyClock::now() < max_age,
-                                    msg.method() == http::verb::head, out);
+                                    msg.keep_alive() && SteadyClock::now() < max_age, head, out,
+                                    std::move(head_bytes), gzip);
         if (!keep_alive) break;
         continue;
+      }
+      if (gzip && out.body.size() >= o.compress_min_size) {
+        auto compressed = GzipDeflater::compress(out.body, kGzipLevel);
+        if (compressed) {
+          out.body = std::move(*compressed);
+          mark_gzip(out);
+        } else if (o.log_error) {
+          o.log_error("cannot compress the answer to " + req.method + " " +
+                      core::clip(req.target, 256) + ": " + compressed.error().message);
+        }
       }
       http::response<http::string_body> res{static_cast<http::status>(out.status), msg.version()};
       res.set(http::field::content_type, out.content_type);
       for (auto& [name, value] : out.headers) res.insert(name, value);
-      const bool head = msg.method() == http::verb::head;
       res.body() = std::move(out.body);
       res.keep_alive(msg.keep_alive() && !self->stopped_ && SteadyClock::now() < max_age);
       res.prepare_payload();
@@ -780,13 +862,23 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
   // A streamed answer: the header, then one chunk per piece the producer gives, then the last
   // chunk. Every write has write_timeout. Returns whether the connection may be kept alive.
   // HTTP/1.0 has no chunked coding: the pieces go out as they are and the connection closes.
+  // `first`: bytes already taken from the producer (the gzip look-ahead), sent before the
+  // rest. With `gzip` the pieces go through one streaming deflater and a chunk carries what it
+  // gives out (none for a piece it keeps), its trailer in the last one: memory stays one piece
+  // plus zlib's fixed state however long the answer.
   template <class Stream>
   static asio::awaitable<bool> write_streamed(std::shared_ptr<Impl> self, Stream& stream,
                                               beast::tcp_stream& lowest, SessionRef& ref,
                                               unsigned version, bool request_keep_alive,
-                                              bool head, ServerResponse& out) {
+                                              bool head, ServerResponse& out, std::string first,
+                                              bool gzip) {
     const ServerOptions& o = self->options_;
     const bool chunked = version >= 11;
+    std::optional<GzipDeflater> deflater;
+    if (gzip) {
+      deflater.emplace(kGzipLevel);
+      mark_gzip(out);
+    }
     http::response<http::empty_body> res{static_cast<http::status>(out.status), version};
     res.set(http::field::content_type, out.content_type);
     for (auto& [name, value] : out.headers) res.insert(name, value);
@@ -798,25 +890,42 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     lowest.expires_after(o.write_timeout);
     co_await http::async_write_header(stream, sr, asio::redirect_error(asio::use_awaitable, ec));
     if (ec || head) co_return !ec && keep_alive;
-    std::string piece;
-    for (bool more = true; more;) {
-      piece.clear();
-      try {
-        more = out.stream(piece);
-      } catch (const std::exception& e) {
-        // The status line is gone: all that is left is to cut the answer short (no last
-        // chunk, so the client sees a truncated body, not a complete wrong one).
-        if (o.log_error) o.log_error(std::string("http body producer failed: ") + e.what());
-        co_return false;
+    std::string piece = std::move(first);
+    std::string compressed;
+    bool more = true;
+    for (bool pull = piece.empty(); more || !pull; pull = true) {
+      if (pull) {
+        piece.clear();
+        try {
+          more = out.stream(piece);
+        } catch (const std::exception& e) {
+          // The status line is gone: all that is left is to cut the answer short (no last
+          // chunk, so the client sees a truncated body, not a complete wrong one).
+          if (o.log_error) o.log_error(std::string("http body producer failed: ") + e.what());
+          co_return false;
+        }
+        if (ref.closing) co_return false;
       }
-      if (ref.closing) co_return false;
-      if (piece.empty()) continue;
+      std::string_view bytes = piece;
+      if (deflater) {
+        compressed.clear();
+        auto done = deflater->write(piece, compressed);
+        if (done && !more) done = deflater->finish(compressed);
+        if (!done) {
+          if (o.log_error) {
+            o.log_error("cannot compress a streamed answer: " + done.error().message);
+          }
+          co_return false;
+        }
+        bytes = compressed;
+      }
+      if (bytes.empty()) continue;
       lowest.expires_after(o.write_timeout);
       if (chunked) {
-        co_await asio::async_write(stream, http::make_chunk(asio::buffer(piece)),
+        co_await asio::async_write(stream, http::make_chunk(asio::buffer(bytes)),
                                    asio::redirect_error(asio::use_awaitable, ec));
       } else {
-        co_await asio::async_write(stream, asio::buffer(piece),
+        co_await asio::async_write(stream, asio::buffer(bytes),
                                    asio::redirect_error(asio::use_awaitable, ec));
       }
       if (ec || ref.closing) co_return false;

@@ -10,6 +10,8 @@
 //   - header and body sizes are capped (431 and 413), a malformed request gets 400;
 //   - a handler exception gets a generic `500 internal server error`; its text goes to
 //     log_error, never to the client.
+// Answers are gzip-compressed for clients that accept it (ServerOptions::compress_responses,
+// the rules of VictoriaMetrics' lib/httpserver), streamed answers incrementally.
 // It listens on one or more addresses (listen() once per address), each plain HTTP or HTTPS
 // (ServerTls); all of them share the connection cap and the limits above. On an HTTPS
 // listener the TLS handshake runs inside the header deadline and counts as idle (a client that
@@ -119,6 +121,16 @@ struct ServerOptions {
   // Request bodies above this get 413, headers above header_limit get 431.
   size_t body_limit = 1 << 20;
   uint32_t header_limit = 64 * 1024;
+  // gzip-compressed answers, as VictoriaMetrics' lib/httpserver (klauspost's gzhttp at level
+  // 1; -http.disableResponseCompression turns it off): when the request's Accept-Encoding
+  // accepts gzip (q > 0), the method is not HEAD, the status has a body (not 1xx, 204, 304),
+  // the handler set no Content-Encoding or Content-Range, the content type is not an already
+  // compressed one (compressible_content_type()) and the body has at least compress_min_size
+  // bytes, the body goes out gzip with `Content-Encoding: gzip` (Content-Length for a whole
+  // body; a streamed one is read ahead to the minimum, then compressed piece by piece into
+  // chunks). Every handler answer carries `Vary: Accept-Encoding` while this is on.
+  bool compress_responses = true;
+  size_t compress_min_size = 1024;  // gzhttp's DefaultMinSize
   // Where handler exceptions and failed certificate reloads are reported (with method and
   // target); the client only sees a generic 500. Unset: they are dropped. Called on the
   // server's strand.

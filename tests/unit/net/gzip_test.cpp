@@ -1,4 +1,5 @@
-// net::GzipInflater on its own (chunkings, members, corrupt and truncated input, the cap) and
+// net::GzipInflater on its own (chunkings, members, corrupt and truncated input, the cap),
+// net::GzipDeflater against it, and
 // net::HttpClient asking for gzip from net::HttpServer (header sent, body inflated while it
 // streams, a gzip bomb stopped at the cap).
 #include "net/gzip.hpp"
@@ -122,6 +123,38 @@ TEST_CASE("gzip: a bomb stops at the cap on inflated bytes", "[net][gzip]") {
   });
   REQUIRE_FALSE(r2.has_value());
   CHECK(r2.error().message == "parser says no");
+}
+
+TEST_CASE("gzip: the deflater's stream inflates back whatever the pieces", "[net][gzip]") {
+  const std::string text = sample_text();
+  const size_t piece =
+      GENERATE(size_t{1}, size_t{100}, size_t{4096}, size_t{65536}, size_t{1} << 30);
+  INFO("piece " << piece);
+  net::GzipDeflater d(1);
+  std::string gz;
+  size_t pieces_with_output = 0;
+  bool written = true;
+  for (size_t pos = 0; pos < text.size() && written; pos += piece) {
+    const size_t before = gz.size();
+    written = d.write(std::string_view(text).substr(pos, piece), gz).has_value();
+    if (gz.size() != before) ++pieces_with_output;
+  }
+  REQUIRE(written);
+  REQUIRE(d.finish(gz).has_value());
+  CHECK(gz.size() < text.size() / 4);
+  const auto r = inflate_in(gz, 777);
+  REQUIRE(r.result.has_value());
+  CHECK(r.out == text);
+  if (piece == 100) CHECK(pieces_with_output > 1);  // output leaves as the input comes
+  // Finished: more input is refused, not silently dropped.
+  CHECK_FALSE(d.write("more", gz).has_value());
+  // compress() is the same as one write and finish.
+  const auto whole = net::GzipDeflater::compress(text, 1);
+  REQUIRE(whole.has_value());
+  CHECK(inflate_in(*whole, 1 << 20).out == text);
+  const auto empty = net::GzipDeflater::compress("", 1);
+  REQUIRE(empty.has_value());
+  CHECK(inflate_in(*empty, 1).out.empty());
 }
 
 TEST_CASE("gzip: Content-Encoding values", "[net][gzip]") {

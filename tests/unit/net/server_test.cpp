@@ -25,6 +25,7 @@
 
 #include "core/limit_hits.hpp"
 #include "net/asio.hpp"
+#include "net/gzip.hpp"
 #include "net/http_server.hpp"
 
 namespace {
@@ -982,4 +983,296 @@ TEST_CASE("collect_body drains a stream into body", "[net][server]") {
   net::collect_body(r);
   CHECK(r.body == "01234567891011");
   CHECK_FALSE(r.stream);
+}
+
+// --- gzip-compressed answers (vmalert's lib/httpserver with gzhttp) ---
+
+namespace {
+
+std::string request(std::string_view method, std::string_view path,
+                    std::string_view accept_encoding, std::string_view version = "HTTP/1.1",
+                    bool close = false) {
+  std::string r = std::string(method) + " " + std::string(path) + " " + std::string(version) +
+                  "\r\nHost: test\r\n";
+  if (close) r += "Connection: close\r\n";
+  if (!accept_encoding.empty()) r += "Accept-Encoding: " + std::string(accept_encoding) + "\r\n";
+  return r + "\r\n";
+}
+
+// The header part of a response (through the blank line) and its body.
+std::pair<std::string, std::string> split_response(const std::string& resp) {
+  const size_t end = resp.find("\r\n\r\n");
+  REQUIRE(end != std::string::npos);
+  return {resp.substr(0, end + 4), resp.substr(end + 4)};
+}
+
+std::string inflate(std::string_view gz) {
+  net::GzipInflater g(size_t{1} << 30);
+  std::string out;
+  const auto sink = [&](std::string_view p) -> std::optional<core::Error> {
+    out.append(p);
+    return std::nullopt;
+  };
+  const auto fed = g.feed(gz, sink);
+  INFO((fed ? std::string() : fed.error().message));
+  REQUIRE(fed.has_value());
+  REQUIRE(g.finish().has_value());
+  return out;
+}
+
+// Text that compresses (JSON-like, repetitive) and bytes that hardly do (a fixed LCG, so the
+// test is the same every run).
+std::string json_text(size_t n) {
+  std::string s;
+  for (size_t i = 0; s.size() < n; ++i) s += "{\"alert\":\"Up\",\"i\":" + std::to_string(i) + "},";
+  s.resize(n);
+  return s;
+}
+std::string noise(size_t n, uint32_t seed) {
+  std::string s(n, '\0');
+  for (char& c : s) {
+    seed = seed * 1664525u + 1013904223u;
+    c = static_cast<char>(seed >> 24);
+  }
+  return s;
+}
+
+// /big: 64 KiB of JSON; /small: 1023 bytes; /exact: 1024 bytes; /empty: 204; /jpeg: a big
+// image/jpeg; /encoded: a big body the handler encoded itself ("identity" says so).
+net::RequestHandler sized_handler(const std::string& big) {
+  return [big](const net::ServerRequest& r) {
+    net::ServerResponse resp{200, "application/json", big, {}};
+    if (r.target == "/small") resp.body = json_text(1023);
+    if (r.target == "/exact") resp.body = json_text(1024);
+    if (r.target == "/empty") resp = net::ServerResponse{204, "text/plain", "", {}};
+    if (r.target == "/jpeg") resp.content_type = "image/jpeg";
+    if (r.target == "/encoded") resp.headers.emplace_back("Content-Encoding", "identity");
+    return resp;
+  };
+}
+
+}  // namespace
+
+TEST_CASE("gzip answers: a big answer to a client accepting gzip is compressed",
+          "[net][server][gzip]") {
+  const std::string big = json_text(64 * 1024);
+  ServerThread st({}, sized_handler(big));
+  Client c(st.port());
+  c.send(request("GET", "/big", "gzip, deflate, br"));
+  const auto resp = c.read_response();  // reads Content-Length bytes
+  REQUIRE(status_of(resp) == 200);
+  const auto [header, body] = split_response(*resp);
+  CHECK_THAT(header, Catch::Contains("Content-Encoding: gzip\r\n"));
+  CHECK_THAT(header, Catch::Contains("Vary: Accept-Encoding\r\n"));
+  CHECK_THAT(header, Catch::Contains("Content-Length: " + std::to_string(body.size()) + "\r\n"));
+  CHECK_THAT(header, Catch::Contains("Content-Type: application/json"));
+  CHECK(body.size() < big.size() / 4);
+  CHECK(inflate(body) == big);
+  // The connection stays good, and the next request without gzip gets the plain body.
+  c.send(request("GET", "/big", ""));
+  const auto plain = c.read_response();
+  REQUIRE(plain.has_value());
+  const auto [plain_header, plain_body] = split_response(*plain);
+  CHECK_THAT(plain_header, !Catch::Contains("Content-Encoding"));
+  CHECK_THAT(plain_header, Catch::Contains("Vary: Accept-Encoding\r\n"));
+  CHECK(plain_body == big);
+  CHECK(st.server().connections_accepted() == 1);
+}
+
+TEST_CASE("gzip answers: which requests and answers are compressed", "[net][server][gzip]") {
+  const std::string big = json_text(64 * 1024);
+  ServerThread st({}, sized_handler(big));
+  struct Case {
+    const char* method;
+    const char* path;
+    const char* accept;
+    bool compressed;
+  };
+  const std::vector<Case> cases = {
+      {"GET", "/big", "gzip", true},
+      {"GET", "/big", "GZIP;q=0.5", true},
+      {"GET", "/big", "br;q=1.0, gzip;q=0.001", true},
+      {"POST", "/big", "gzip", true},
+      {"GET", "/exact", "gzip", true},  // 1024 bytes: the minimum is compressed
+      {"GET", "/small", "gzip", false},  // 1023 bytes
+      {"GET", "/big", "", false},
+      {"GET", "/big", "gzip;q=0", false},
+      {"GET", "/big", "gzip; q=0.0, deflate", false},
+      {"GET", "/big", "deflate, br", false},
+      {"GET", "/big", "x-gzip", false},
+      {"GET", "/big", "*", false},
+      {"GET", "/big", "identity", false},
+      {"HEAD", "/big", "gzip", false},
+      {"GET", "/empty", "gzip", false},
+      {"GET", "/jpeg", "gzip", false},
+      {"GET", "/encoded", "gzip", false},
+  };
+  for (const auto& k : cases) {
+    INFO(k.method << " " << k.path << " Accept-Encoding: " << k.accept);
+    Client c(st.port());
+    // Connection: close, and read to the end: a HEAD answer has a length but no body.
+    c.send(request(k.method, k.path, k.accept, "HTTP/1.1", true));
+    auto resp = c.read_to_eof();
+    REQUIRE(resp.has_value());
+    if (std::string_view(k.method) == "HEAD") {
+      // The uncompressed answer's Content-Length, and no body.
+      CHECK_THAT(*resp, Catch::Contains("Content-Length: " + std::to_string(big.size())));
+      CHECK(resp->ends_with("\r\n\r\n"));
+    }
+    const auto [header, body] = split_response(*resp);
+    CHECK_THAT(header, Catch::Contains("Vary: Accept-Encoding\r\n"));
+    if (k.compressed) {
+      CHECK_THAT(header, Catch::Contains("Content-Encoding: gzip\r\n"));
+      const std::string want = std::string_view(k.path) == "/exact" ? json_text(1024) : big;
+      CHECK(inflate(body) == want);
+    } else {
+      CHECK_THAT(header, !Catch::Contains("Content-Encoding: gzip"));
+    }
+    if (std::string_view(k.path) == "/encoded") {
+      CHECK_THAT(header, Catch::Contains("Content-Encoding: identity\r\n"));
+      CHECK(body == big);
+    }
+  }
+}
+
+TEST_CASE("gzip answers: Accept-Encoding read as gzhttp reads it", "[net][gzip]") {
+  struct Case {
+    const char* value;
+    bool accepts;
+  };
+  const std::vector<Case> cases = {
+      {"gzip", true},          {" gzip ", true},           {"Gzip", true},
+      {"deflate, gzip", true}, {"gzip;q=1", true},         {"gzip;q=0.001", true},
+      {"gzip;q=2", true},      {"gzip ; q=0.5 ", true},    {"gzip;level=1", true},
+      {"gzip;q=0;x=y", true},  // the last parameter decides, as in gzhttp
+      {"", false},             {"gzip;q=0", false},        {"gzip;q=0.000", false},
+      {"gzip;q=-1", false},    {"gzip;q=abc", false},      {"gzip;q=", false},
+      {"x-gzip", false},       {"*", false},               {"gzipx", false},
+      {"br, deflate", false},  {"gzip;q=0, gzip", false},  // the first gzip decides
+  };
+  for (const auto& k : cases) {
+    INFO(k.value);
+    CHECK(net::accepts_gzip(k.value) == k.accepts);
+  }
+  CHECK(net::compressible_content_type("application/json"));
+  CHECK(net::compressible_content_type("text/plain; charset=utf-8"));
+  CHECK(net::compressible_content_type(""));
+  CHECK_FALSE(net::compressible_content_type("image/jpeg"));
+  CHECK_FALSE(net::compressible_content_type("Video/mp4"));
+  CHECK_FALSE(net::compressible_content_type("application/zip"));
+  CHECK_FALSE(net::compressible_content_type("application/x-snappy-framed"));
+  CHECK(net::compressible_content_type("image/png"));  // gzhttp leaves PNG in, so do we
+}
+
+TEST_CASE("gzip answers: a streamed answer is compressed chunk by chunk and complete",
+          "[net][server][gzip]") {
+  Streaming s;
+  // Hardly compressible pieces, so zlib has output to give after every piece or so.
+  for (uint32_t i = 0; i < 8; ++i) s.pieces.push_back(noise(40000, i + 1));
+  s.pieces.insert(s.pieces.begin() + 3, std::string());
+  s.pieces.push_back(json_text(50000));
+  ServerThread st({}, s.handler());
+  Client c(st.port());
+  c.send(request("GET", "/stream", "gzip"));
+  const auto r = c.read_chunked_response();
+  REQUIRE(r.has_value());
+  CHECK(r->header.starts_with("HTTP/1.1 200 OK\r\n"));
+  CHECK_THAT(r->header, Catch::Contains("Transfer-Encoding: chunked"));
+  CHECK_THAT(r->header, Catch::Contains("Content-Encoding: gzip\r\n"));
+  CHECK_THAT(r->header, Catch::Contains("Vary: Accept-Encoding\r\n"));
+  CHECK_THAT(r->header, !Catch::Contains("Content-Length"));
+  CHECK_THAT(r->header, Catch::Contains("X-Test: 1"));
+  CHECK(inflate(r->body) == s.whole());
+  // Sent as it was produced: several chunks, not one buffered body.
+  CHECK(r->chunks >= 4);
+  CHECK(s.calls == static_cast<int>(s.pieces.size()));
+  CHECK(eventually([&] { return s.alive.expired(); }));
+  c.send(request("GET", "/plain", "gzip"));
+  CHECK(status_of(c.read_response()) == 200);
+  CHECK(st.server().connections_accepted() == 1);
+}
+
+TEST_CASE("gzip answers: a short streamed answer goes out whole, uncompressed",
+          "[net][server][gzip]") {
+  Streaming s;
+  s.pieces = {"{\"a\":", "", "[1,2,3]", "}"};
+  ServerThread st({}, s.handler());
+  Client c(st.port());
+  c.send(request("GET", "/stream", "gzip"));
+  const auto resp = c.read_response();
+  REQUIRE(status_of(resp) == 200);
+  const auto [header, body] = split_response(*resp);
+  CHECK_THAT(header, Catch::Contains("Content-Length: 13\r\n"));
+  CHECK_THAT(header, !Catch::Contains("Content-Encoding"));
+  CHECK_THAT(header, !Catch::Contains("chunked"));
+  CHECK(body == "{\"a\":[1,2,3]}");
+  CHECK(s.calls == 4);
+}
+
+TEST_CASE("gzip answers: a streamed answer to HTTP/1.0 is compressed bytes, then close",
+          "[net][server][gzip]") {
+  Streaming s;
+  s.pieces = {json_text(800), json_text(900), json_text(5000)};
+  ServerThread st({}, s.handler());
+  Client c(st.port());
+  c.send(request("GET", "/stream", "gzip", "HTTP/1.0"));
+  const auto all = c.read_to_eof();
+  REQUIRE(all.has_value());
+  const auto [header, body] = split_response(*all);
+  CHECK_THAT(header, !Catch::Contains("chunked"));
+  CHECK_THAT(header, Catch::Contains("Content-Encoding: gzip\r\n"));
+  CHECK(inflate(body) == s.whole());
+}
+
+TEST_CASE("gzip answers: a producer that throws during the look-ahead gets a 500",
+          "[net][server][gzip]") {
+  std::vector<std::string> logged;
+  std::mutex mu;
+  net::ServerOptions o;
+  o.log_error = [&](std::string_view m) {
+    std::lock_guard lock(mu);
+    logged.emplace_back(m);
+  };
+  ServerThread st(o, [](const net::ServerRequest&) {
+    net::ServerResponse resp;
+    auto n = std::make_shared<int>(0);
+    resp.stream = [n](std::string& out) -> bool {
+      if ((*n)++ == 1) throw std::runtime_error("snapshot gone");
+      out = "first piece";
+      return true;
+    };
+    return resp;
+  });
+  Client c(st.port());
+  c.send(request("GET", "/stream", "gzip"));
+  const auto resp = c.read_response();
+  CHECK(status_of(resp) == 500);
+  std::lock_guard lock(mu);
+  REQUIRE(logged.size() == 1);
+  CHECK_THAT(logged[0], Catch::Contains("GET /stream") && Catch::Contains("snapshot gone"));
+}
+
+TEST_CASE("gzip answers: compress_responses off never compresses", "[net][server][gzip]") {
+  const std::string big = json_text(64 * 1024);
+  Streaming s;
+  s.pieces = {big, big};
+  net::ServerOptions o;
+  o.compress_responses = false;
+  ServerThread st(o, [&](const net::ServerRequest& r) {
+    return r.target == "/stream" ? s.handler()(r) : sized_handler(big)(r);
+  });
+  Client c(st.port());
+  c.send(request("GET", "/big", "gzip"));
+  const auto resp = c.read_response();
+  REQUIRE(status_of(resp) == 200);
+  const auto [header, body] = split_response(*resp);
+  CHECK_THAT(header, !Catch::Contains("Content-Encoding"));
+  CHECK_THAT(header, !Catch::Contains("Vary"));
+  CHECK(body == big);
+  c.send(request("GET", "/stream", "gzip"));
+  const auto streamed = c.read_chunked_response();
+  REQUIRE(streamed.has_value());
+  CHECK_THAT(streamed->header, !Catch::Contains("Content-Encoding"));
+  CHECK(streamed->body == big + big);
+  CHECK(streamed->chunks == 2);
 }
