@@ -834,6 +834,7 @@ int run(const Flags& flags) {
       std::chrono::duration_cast<std::chrono::milliseconds>(flags.http_idle_conn_timeout);
   http_options.conn_timeout =
       std::chrono::duration_cast<std::chrono::milliseconds>(flags.http_conn_timeout);
+  http_options.compress_responses = !flags.http_disable_response_compression;
   ServerGuard guard;
   guard.path_prefix = flags.http_path_prefix;
   guard.username = flags.http_auth_username;

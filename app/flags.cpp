@@ -661,6 +661,10 @@ const std::vector<FlagDef>& flag_defs() {
        "jitter), after the response in progress (Connection: close), so clients behind a "
        "TCP load balancer spread evenly. 0 keeps them open.",
        DUR(http_conn_timeout)},
+      {"http.disableResponseCompression", Kind::boolean, "false",
+       "Disable gzip compression of HTTP responses to save CPU. By default responses of 1 KiB "
+       "and more are compressed for clients that send Accept-Encoding: gzip.",
+       BOOL(http_disable_response_compression)},
       {"http.shutdownDelay", Kind::duration, "0s",
        "On SIGTERM, keep running this long with /health and /-/ready answering 503 before "
        "shutting down, so load balancers stop sending requests first. A second signal ends the "
@@ -756,8 +760,6 @@ const std::vector<PassiveFlag>& passive_flag_defs() {
       {"eula", Kind::boolean, "false", Support::warn, kEnterprise},
       {"filestream.disableFadvise", Kind::boolean, "false", Support::warn, kGoRuntime},
       {"fs.disableMmap", Kind::boolean, "false", Support::warn, kGoRuntime},
-      {"http.disableResponseCompression", Kind::boolean, "false", Support::warn,
-       "alertd never compresses responses"},
       {"internStringCacheExpireDuration", Kind::duration, "6m", Support::warn, kGoRuntime},
       {"internStringDisableCache", Kind::boolean, "false", Support::warn, kGoRuntime},
       {"internStringMaxLen", Kind::integer, "500", Support::warn, kGoRuntime},

@@ -193,6 +193,7 @@ struct Flags {
   core::Duration http_max_graceful_shutdown_duration = std::chrono::seconds(7);
   core::Duration http_idle_conn_timeout = std::chrono::minutes(1);  // -http.idleConnTimeout
   core::Duration http_conn_timeout = std::chrono::minutes(2);       // -http.connTimeout
+  bool http_disable_response_compression = false;  // -http.disableResponseCompression
   // -tls, -tlsCertFile, -tlsKeyFile, -tlsMinVersion: per -httpListenAddr (optional_arg);
   // -tlsCipherSuites: for every HTTPS address.
   std::vector<bool> tls;

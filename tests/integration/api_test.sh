@@ -4,7 +4,8 @@
 # exclude_alerts, errors), /api/v1/alerts filters, the single-object endpoints, and the
 # generatorURL that Alertmanager received answering 200 with the alert's page; then
 # -external.alert.source (Grafana's explore link): the exact generatorURL in Alertmanager and
-# the API, and a bad template refused at start-up.
+# the API, and a bad template refused at start-up; gzip-compressed answers (plain, whole and
+# streamed) and -http.disableResponseCompression.
 #   usage: api_test.sh ALERTD_BINARY
 set -euo pipefail
 ALERTD=$1
@@ -259,4 +260,78 @@ if "$ALERTD" -rule="$T/hot.yml" -datasource.url="http://127.0.0.1:$PROM_PORT" \
 fi
 grep -q 'external.alert.source' "$T/bad_source.log" || fail "bad source error: $(cat "$T/bad_source.log")"
 
-echo "api: filters, single objects, notifiers and the generatorURL page answer as expected"
+# 4. gzip-compressed answers, as vmalert's lib/httpserver: curl --compressed gets /api/v1/rules
+#    and /metrics gzip (and decodes them), a client without Accept-Encoding gets them plain.
+#    400 more series make /api/v1/alerts a streamed answer (pieces of 64 KiB): it comes chunked
+#    and gzip, and decodes whole. With -http.disableResponseCompression nothing is compressed.
+kill -TERM "$ALERTD_PID"; wait "$ALERTD_PID" 2>/dev/null || true; ALERTD_PID=""
+for i in $(seq 1 400); do echo "api_bulk{i=\"$i\"} 1"; done >>"$T/target/metrics"
+cat >"$T/bulk.yml" <<'YML'
+groups:
+  - name: api-bulk
+    interval: 1s
+    rules:
+      - alert: Bulk
+        expr: api_bulk > 0
+        annotations: {summary: "Bulk series {{ $labels.i }} is set"}
+YML
+start_bulk() {  # EXTRA_FLAGS...
+  "$ALERTD" -rule="$T/hot.yml" -rule="$T/bulk.yml" -datasource.url="http://127.0.0.1:$PROM_PORT" \
+    -notifier.url="http://127.0.0.1:$AM_PORT" -httpListenAddr="127.0.0.1:$ALERTD_PORT" \
+    -rule.evalDelay=0s -group.maxStartDelay=1s "$@" >"$T/alertd.log" 2>&1 &
+  ALERTD_PID=$!
+  wait_for 10 "alertd /-/ready (bulk)" curl -fsS -o /dev/null "$A/-/ready"
+  wait_for 60 "400 Bulk alerts" bulk_alerts
+}
+bulk_alerts() {
+  curl -fsS "$A/api/v1/alerts?rule_group%5B%5D=api-bulk" | $PY -c '
+import json, sys
+sys.exit(0 if len(json.load(sys.stdin)["data"]["alerts"]) == 400 else 1)'
+}
+header() {  # FILE NAME: the value of a response header (the last response in FILE), or empty
+  tr -d '\r' <"$1" | awk -v n="$(echo "$2" | tr 'A-Z' 'a-z')" -F': ' \
+    '/^HTTP\//{v=""} tolower($1)==n{v=$2} END{print v}'
+}
+start_bulk
+for path in /api/v1/rules /metrics /api/v1/alerts; do
+  name=$(echo "$path" | tr '/' '_')
+  curl -fsS --compressed -D "$T/gz$name.h" -o "$T/gz$name.body" "$A$path" || fail "GET $path (gzip)"
+  curl -fsS -D "$T/plain$name.h" -o "$T/plain$name.body" "$A$path" || fail "GET $path (plain)"
+  [ "$(header "$T/gz$name.h" Content-Encoding)" = gzip ] || fail "$path with --compressed not gzip"
+  [ "$(header "$T/gz$name.h" Vary)" = Accept-Encoding ] || fail "$path: no Vary: Accept-Encoding"
+  [ -z "$(header "$T/plain$name.h" Content-Encoding)" ] || fail "$path without Accept-Encoding compressed"
+done
+for path in /api/v1/rules /api/v1/alerts; do  # decoded, the same JSON as the plain answer
+  name=$(echo "$path" | tr '/' '_')
+  $PY -c '
+import json, sys
+gz, plain = (json.load(open(f)) for f in sys.argv[1:3])
+def names(d):
+    if "groups" in d["data"]:
+        return sorted(r["name"] for g in d["data"]["groups"] for r in g["rules"])
+    return sorted(a["name"] + str(a["labels"]) for a in d["data"]["alerts"])
+assert gz["status"] == "success" and names(gz) == names(plain), (names(gz), names(plain))
+' "$T/gz$name.body" "$T/plain$name.body" || fail "$path: decoded answer is not the JSON answer"
+done
+grep -q '^vmalert_alerts_fired_total' "$T/gz_metrics.body" || fail "/metrics decoded"
+[ "$(header "$T/gz_api_v1_alerts.h" Transfer-Encoding)" = chunked ] || fail "/api/v1/alerts not streamed"
+$PY -c '
+import json, sys
+alerts = json.load(open(sys.argv[1]))["data"]["alerts"]
+assert sum(a["name"] == "Bulk" for a in alerts) == 400, len(alerts)
+' "$T/gz_api_v1_alerts.body" || fail "streamed gzip /api/v1/alerts incomplete"
+# On the wire: gzip, and several times smaller than the plain answer.
+curl -fsS -H 'Accept-Encoding: gzip' -o "$T/alerts.gz" "$A/api/v1/alerts" || fail "raw gzip GET"
+gzip -dc "$T/alerts.gz" >"$T/alerts.raw" || fail "/api/v1/alerts is not valid gzip"
+[ $(($(stat -c %s "$T/alerts.gz") * 4)) -lt "$(stat -c %s "$T/alerts.raw")" ] ||
+  fail "gzip answer not smaller: $(stat -c %s "$T/alerts.gz") vs $(stat -c %s "$T/alerts.raw")"
+kill -TERM "$ALERTD_PID"; wait "$ALERTD_PID" 2>/dev/null || true; ALERTD_PID=""
+start_bulk -http.disableResponseCompression
+grep -q 'disableResponseCompression' "$T/alertd.log" && fail "the flag is warned about: $(grep disableResponseCompression "$T/alertd.log")"
+for path in /api/v1/rules /metrics /api/v1/alerts; do
+  curl -fsS -H 'Accept-Encoding: gzip' -D "$T/off.h" -o "$T/off.body" "$A$path" || fail "GET $path (off)"
+  [ -z "$(header "$T/off.h" Content-Encoding)" ] || fail "$path compressed with -http.disableResponseCompression"
+done
+$PY -c 'import json, sys; json.load(open(sys.argv[1]))' "$T/off.body" || fail "plain /api/v1/alerts"
+
+echo "api: filters, single objects, notifiers, the generatorURL page and gzip answers as expected"

@@ -168,6 +168,17 @@ TEST_CASE("the client pool flags of the datasource, remote read and remote write
   CHECK_FALSE(parse({"-datasource.idleConnTimeout=later"}).has_value());
 }
 
+TEST_CASE("http.disableResponseCompression is a real flag now", "[app][flags]") {
+  auto d = parse({});
+  REQUIRE(d.has_value());
+  CHECK_FALSE(d->flags.http_disable_response_compression);
+  auto r = parse({"-http.disableResponseCompression"});
+  REQUIRE(r.has_value());
+  CHECK(r->flags.http_disable_response_compression);
+  CHECK(r->flags.ignored_flag_warnings.empty());
+  CHECK_FALSE(parse({"-http.disableResponseCompression=maybe"}).has_value());
+}
+
 TEST_CASE("ignored flags still check their values", "[app][flags]") {
   CHECK_FALSE(parse({"-memory.allowedPercent=lots"}).has_value());
   CHECK_FALSE(parse({"-http.connTimeout=soon"}).has_value());
