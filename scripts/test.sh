@@ -2,7 +2,8 @@
 # The whole test suite, as CI runs it (README: "Run the tests"):
 #   1. installs the Debian packages (scripts/install-deps.sh),
 #   2. builds and runs the unit tests under ASan+UBSan (build-asan/),
-#   3. builds the libFuzzer targets with clang and runs each for FUZZ_SECONDS (default 60),
+#   3. builds the libFuzzer targets with clang and runs each for FUZZ_SECONDS (default 30 here,
+#      scripts/fuzz.sh alone: 60),
 #   4. builds everything warning-free with -Werror (build/) and runs every CTest test, the
 #      integration tests against real Prometheus and Alertmanager included. CTest's summary
 #      is the last thing printed.
@@ -51,11 +52,13 @@ if [ "${SKIP_TSAN:-0}" != 1 ]; then
 fi
 
 if [ "${SKIP_FUZZ:-0}" != 1 ] && [ -x scripts/fuzz.sh ]; then
-  echo "== fuzzing, ${FUZZ_SECONDS:-60} s per target" >&2
+  echo "== fuzzing, ${FUZZ_SECONDS:-30} s per target" >&2
+  # 30 s per target keeps CI's whole run near 40 minutes on 2 cores with a cold ccache; the
+  # long runs toward issue 12's 10 million executions are done by hand (docs/performance.md).
   # Every target (rules_file_fuzz's old "ASan blow-up" was yaml-cpp's endless empty-document
   # stream, refused by the loader since a4453bc).
   FUZZ_TARGETS=${FUZZ_TARGETS:-"notifier_payload_fuzz parser_fuzz promql_fuzz relabel_fuzz rules_file_fuzz templates_fuzz"} \
-    FUZZ_SECONDS=${FUZZ_SECONDS:-60} ./scripts/fuzz.sh
+    FUZZ_SECONDS=${FUZZ_SECONDS:-30} ./scripts/fuzz.sh
 fi
 
 echo "== release build (-Werror) and every test" >&2
