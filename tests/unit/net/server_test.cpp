@@ -946,31 +946,46 @@ TEST_CASE("server: HEAD of a streamed answer sends the header only", "[net][serv
   CHECK(next->ends_with("plain"));
 }
 
+namespace {
+
+// The errors a server logs, collected across its thread.
+struct LoggedErrors {
+  std::mutex mu;
+  std::vector<std::string> lines;
+  net::ServerOptions options() {
+    net::ServerOptions o;
+    o.log_error = [this](std::string_view m) {
+      std::lock_guard lock(mu);
+      lines.emplace_back(m);
+    };
+    return o;
+  }
+};
+
+// Answers with a stream whose producer gives one piece, then throws.
+net::ServerResponse stream_that_throws(const net::ServerRequest&) {
+  net::ServerResponse resp;
+  auto n = std::make_shared<int>(0);
+  resp.stream = [n](std::string& out) -> bool {
+    if ((*n)++ == 1) throw std::runtime_error("snapshot gone");
+    out = "first piece";
+    return true;
+  };
+  return resp;
+}
+
+}  // namespace
+
 TEST_CASE("server: a producer that throws cuts the answer short (no last chunk) and is logged",
           "[net][server]") {
-  std::mutex mu;
-  std::vector<std::string> logged;
-  net::ServerOptions o;
-  o.log_error = [&](std::string_view m) {
-    std::lock_guard lock(mu);
-    logged.emplace_back(m);
-  };
-  ServerThread st(o, [](const net::ServerRequest&) {
-    net::ServerResponse resp;
-    auto n = std::make_shared<int>(0);
-    resp.stream = [n](std::string& out) -> bool {
-      if ((*n)++ == 1) throw std::runtime_error("snapshot gone");
-      out = "first piece";
-      return true;
-    };
-    return resp;
-  });
+  LoggedErrors logged;
+  ServerThread st(logged.options(), stream_that_throws);
   Client c(st.port());
   c.send(get("/stream"));
   CHECK_FALSE(c.read_chunked_response().has_value());  // closed before the last chunk
-  std::lock_guard lock(mu);
-  REQUIRE(logged.size() == 1);
-  CHECK_THAT(logged[0], Catch::Contains("snapshot gone"));
+  std::lock_guard lock(logged.mu);
+  REQUIRE(logged.lines.size() == 1);
+  CHECK_THAT(logged.lines[0], Catch::Contains("snapshot gone"));
 }
 
 TEST_CASE("collect_body drains a stream into body", "[net][server]") {
@@ -1226,30 +1241,15 @@ TEST_CASE("gzip answers: a streamed answer to HTTP/1.0 is compressed bytes, then
 
 TEST_CASE("gzip answers: a producer that throws during the look-ahead gets a 500",
           "[net][server][gzip]") {
-  std::vector<std::string> logged;
-  std::mutex mu;
-  net::ServerOptions o;
-  o.log_error = [&](std::string_view m) {
-    std::lock_guard lock(mu);
-    logged.emplace_back(m);
-  };
-  ServerThread st(o, [](const net::ServerRequest&) {
-    net::ServerResponse resp;
-    auto n = std::make_shared<int>(0);
-    resp.stream = [n](std::string& out) -> bool {
-      if ((*n)++ == 1) throw std::runtime_error("snapshot gone");
-      out = "first piece";
-      return true;
-    };
-    return resp;
-  });
+  LoggedErrors logged;
+  ServerThread st(logged.options(), stream_that_throws);
   Client c(st.port());
   c.send(request("GET", "/stream", "gzip"));
   const auto resp = c.read_response();
   CHECK(status_of(resp) == 500);
-  std::lock_guard lock(mu);
-  REQUIRE(logged.size() == 1);
-  CHECK_THAT(logged[0], Catch::Contains("GET /stream") && Catch::Contains("snapshot gone"));
+  std::lock_guard lock(logged.mu);
+  REQUIRE(logged.lines.size() == 1);
+  CHECK_THAT(logged.lines[0], Catch::Contains("GET /stream") && Catch::Contains("snapshot gone"));
 }
 
 TEST_CASE("gzip answers: compress_responses off never compresses", "[net][server][gzip]") {
