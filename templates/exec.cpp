@@ -229,6 +229,10 @@ enum class Flow { normal, brk, cont };
 
 struct Scratch {
   std::vector<Value> vars;
+  // Per slot of `vars`: 1 once written in this render. A slot read before it is written (Go
+  // parses `{{ $x := $x }}` and `{{ range $i, $i }}`, then fails with "undefined variable")
+  // must not see what an earlier render left there.
+  std::vector<uint8_t> set;
   std::vector<Value> stack;
 };
 
@@ -244,7 +248,10 @@ class ScratchLease {
     }
   }
   ~ScratchLease() {
-    if (s_->vars.size() > 64) s_->vars.clear();  // do not keep a deep recursion's frames
+    if (s_->vars.size() > 64) {  // do not keep a deep recursion's frames
+      s_->vars.clear();
+      s_->set.clear();
+    }
     s_->stack.clear();
     free_list().push_back(std::move(s_));
   }
@@ -454,20 +461,22 @@ class State {
 
   void run(const Tree& t) {
     tree_ = &t;
-    // Slots keep their values between renders (the scratch is reused): every slot is written
-    // by its declaration before any read, and the predeclared ones are set here.
+    // Slots keep their values between renders (the scratch is reused); `set` says which were
+    // written in this render: the predeclared ones here, the others by their declarations.
     if (sc_.vars.size() < static_cast<size_t>(t.slots)) sc_.vars.resize(static_cast<size_t>(t.slots));
+    sc_.set.resize(sc_.vars.size());
+    std::fill_n(sc_.set.begin(), t.slots, uint8_t{0});
     base_ = 0;
     Value rootv;
     rootv.kind = Kind::root;
     rootv.root = &root_;
-    sc_.vars[0] = rootv;
+    set_var(0, rootv);
     const uint32_t used = t.prefix_used;
     if (used != 0) {
       const TemplateData& d = *root_.data;
       const TemplateEnv& e = *root_.env;
       auto set = [&](int slot, Value v) {
-        if (used & (1u << slot)) sc_.vars[static_cast<size_t>(slot)] = std::move(v);
+        if (used & (1u << slot)) set_var(slot, std::move(v));
       };
       set(1, Value::make_float(d.value));
       set(2, Value::make_view(d.type));
@@ -546,7 +555,11 @@ class State {
                     ">: " + msg};
   }
 
-  Value& var(int slot) { return sc_.vars[base_ + static_cast<size_t>(slot)]; }
+  void set_var(int slot, Value v) {
+    const size_t i = base_ + static_cast<size_t>(slot);
+    sc_.vars[i] = std::move(v);
+    sc_.set[i] = 1;
+  }
 
   // kMaxRenderedBytes: checked after every write, so a loop stops as soon as it crosses it.
   void check_size() const {
@@ -644,8 +657,8 @@ class State {
     Value val = eval_pipeline(dot, n.pipe.get());
     const auto& decls = n.pipe->decl_slots;
     auto one = [&](Value index, Value elem) -> bool {
-      if (!decls.empty() && decls.back() >= 0) var(decls.back()) = elem;
-      if (decls.size() > 1 && decls[0] >= 0) var(decls[0]) = std::move(index);
+      if (!decls.empty() && decls.back() >= 0) set_var(decls.back(), elem);
+      if (decls.size() > 1 && decls[0] >= 0) set_var(decls[0], std::move(index));
       return walk(elem, n.list) == Flow::brk;
     };
     bool ran = false;
@@ -711,13 +724,15 @@ class State {
     const Tree* saved_tree = tree_;
     const size_t nb = sc_.vars.size();
     sc_.vars.resize(nb + static_cast<size_t>(t->slots));
+    sc_.set.resize(nb + static_cast<size_t>(t->slots), uint8_t{0});
     base_ = nb;
     tree_ = t;
     ++depth_;
-    var(0) = newdot;
+    set_var(0, newdot);
     walk(newdot, t->root);
     --depth_;
     sc_.vars.resize(nb);
+    sc_.set.resize(nb);
     base_ = saved_base;
     tree_ = saved_tree;
   }
@@ -736,7 +751,7 @@ class State {
     for (size_t i = 0; i < pipe->decl_slots.size(); ++i) {
       const int slot = pipe->decl_slots[i];
       if (slot < 0) errorf("undefined variable: " + pipe->decl_names[i]);
-      var(slot) = value;
+      set_var(slot, value);
     }
     return value;
   }
@@ -798,8 +813,10 @@ class State {
 
   Value eval_variable_node(const Value& dot, const Arg& v, std::span<const Arg> args, const Value* final) {
     at(v);
-    if (v.slot < 0) errorf("undefined variable: " + v.name);
-    Value value = var(v.slot);
+    if (v.slot < 0 || sc_.set[base_ + static_cast<size_t>(v.slot)] == 0) {
+      errorf("undefined variable: " + v.name);
+    }
+    Value value = sc_.vars[base_ + static_cast<size_t>(v.slot)];
     if (v.fields.empty()) {
       not_a_function(args, final);
       return value;

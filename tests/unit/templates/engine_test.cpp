@@ -318,3 +318,19 @@ TEST_CASE("a parse leaves the shared-parse map with the last Template holding it
   REQUIRE(c);
   CHECK(templates::live_parse_count() == before + 1);
 }
+
+TEST_CASE("a variable read before its declaration is written is undefined, as in Go",
+          "[templates]") {
+  // Go parses these (the declared name is in scope for the pipeline's own commands) and fails
+  // at execution. The slot must not show what an earlier render left in the reused scratch:
+  // found by templates_fuzz, where "XYZ" from the first render reached the second.
+  Fixture f;
+  for (int i = 0; i < 2; ++i) {
+    INFO("round " << i);
+    CHECK(f.render(R"({{ $a := "XYZ" }}{{ $b := 12 }}{{ $a }})") == "XYZ");
+    const std::string range = f.render("{{ range $i, $i }}A{{ $i }}{{ else }}none{{ end }}");
+    CHECK_THAT(range, Catch::StartsWith("ERR ") && Catch::EndsWith("undefined variable: $i"));
+    const std::string self = f.render("{{ $x := $x }}{{ $x }}");
+    CHECK_THAT(self, Catch::StartsWith("ERR ") && Catch::EndsWith("undefined variable: $x"));
+  }
+}
