@@ -77,31 +77,8 @@ core::Result<void> GzipInflater::finish() {
 }
 
 core::Result<std::string> gzip_compress(std::string_view data) {
-  // One deflate() call takes at most 4 GiB (uInt) in and out.
-  if (data.size() > (std::numeric_limits<uInt>::max() / 2)) {
-    return core::fail("gzip: " + std::to_string(data.size()) + " bytes is too large to compress");
-  }
-  z_stream z{};
-  // 16 + MAX_WBITS: a gzip header and trailer around the deflate stream.
-  if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8,
-                   Z_DEFAULT_STRATEGY) != Z_OK) {
-    return core::fail("gzip: cannot initialise zlib's deflate");
-  }
-  std::string out;
-  out.resize(deflateBound(&z, static_cast<uLong>(data.size())));
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  z.avail_in = static_cast<uInt>(data.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  // deflateBound() is enough room for one Z_FINISH call: anything else is a zlib failure.
-  const int rc = deflate(&z, Z_FINISH);
-  const size_t written = z.total_out;
-  deflateEnd(&z);
-  if (rc != Z_STREAM_END) {
-    return core::fail("gzip: deflate failed (zlib error " + std::to_string(rc) + ")");
-  }
-  out.resize(written);
-  return out;
+  // zlib's Z_DEFAULT_COMPRESSION is level 6.
+  return GzipDeflater::compress(data, 6);
 }
 
 struct GzipDeflater::Stream {
