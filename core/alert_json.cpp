@@ -95,18 +95,45 @@ std::shared_ptr<const AlertJson> AlertJson::build(const Labels& labels, const La
   scratch.clear();
   scratch += "\"generatorURL\":";
   append_json_string(scratch, generator_url, JsonEscape::qtpl);
-  const size_t labels_at = scratch.size();
-  append_alert_label_object(scratch, labels, true);
-  const size_t annotations_at = scratch.size();
-  append_alert_label_object(scratch, annotations, false);
-
   auto j = std::make_shared<AlertJson>();
+  j->labels_at_ = static_cast<uint32_t>(scratch.size());
+  j->labels_kept_ = !labels.verbatim_json(JsonEscape::qtpl, true);
+  if (j->labels_kept_) append_alert_label_object(scratch, labels, true);
+  j->annotations_at_ = static_cast<uint32_t>(scratch.size());
+  j->annotations_kept_ = !annotations.verbatim_json(JsonEscape::qtpl, false);
+  if (j->annotations_kept_) append_alert_label_object(scratch, annotations, false);
   j->labels_ = labels;
   j->annotations_ = annotations;
   j->json_.assign(scratch);
-  j->labels_at_ = static_cast<uint32_t>(labels_at);
-  j->annotations_at_ = static_cast<uint32_t>(annotations_at);
   return j;
+}
+
+void AlertJson::append_labels_json(std::string& out) const {
+  if (labels_kept_) {
+    out += std::string_view(json_).substr(labels_at_, annotations_at_ - labels_at_);
+  } else {
+    out += *labels_.verbatim_json(JsonEscape::qtpl, true);
+  }
+}
+
+void AlertJson::append_annotations_json(std::string& out) const {
+  if (annotations_kept_) {
+    out += std::string_view(json_).substr(annotations_at_);
+  } else {
+    out += *annotations_.verbatim_json(JsonEscape::qtpl, false);
+  }
+}
+
+std::string AlertJson::labels_json() const {
+  std::string s;
+  append_labels_json(s);
+  return s;
+}
+
+std::string AlertJson::annotations_json() const {
+  std::string s;
+  append_annotations_json(s);
+  return s;
 }
 
 }  // namespace core

@@ -1,12 +1,18 @@
 // core::AlertJson: the parts of one Alertmanager v2 alert that stay the same from one
-// notification to the next, pre-built as the exact JSON vmalert's alertmanager_request.qtpl
-// writes (quicktemplate escaping, core::JsonEscape::qtpl; label names sanitized to the
-// metric-name charset, sorted, a later duplicate winning):
+// notification to the next, kept per alert so a payload is assembled from them rather than
+// escaped afresh each round, in the exact JSON vmalert's alertmanager_request.qtpl writes
+// (quicktemplate escaping, core::JsonEscape::qtpl; label names sanitized to the metric-name
+// charset, sorted, a later duplicate winning):
 //   "generatorURL":"<url>"     labels: {"a":"x",...}     annotations: {"k":"v",...}
-// A payload (notifier/alertmanager_payload.hpp) copies these fragments around the timestamps
-// instead of escaping every label and annotation again each round (the idea of the seed
-// mattermost-raw-json-encoding: parts that are already JSON are written straight into the
-// output).
+// (the idea of the seed mattermost-raw-json-encoding: parts that are already JSON are written
+// straight into the output).
+//
+// Memory (issue 12): the generator URL is kept as JSON text; the labels and the annotations
+// are kept as JSON text only when their JSON differs from the block's own bytes (a name to
+// sanitize, a byte to escape, invalid UTF-8). Otherwise, the common case, the label block it
+// holds already is that JSON (core::Labels lays its names and values out as a JSON object,
+// Labels::verbatim_json) and is copied in one piece. Storing those blocks again as text cost
+// ~480 bytes per alert (about 48 MB at 100,000 alerts).
 //
 // Why it is here and holds Labels: rules/ keeps one per alert (rules::Alert::json) and must not
 // see notifier/; the labels and annotations it was built from are held (a reference count each,
@@ -28,8 +34,7 @@ namespace core {
 
 class AlertJson {
  public:
-  // One allocation for the object and its bytes would be smaller; a string keeps it simple and
-  // the fragment is built only for alerts that are sent.
+  // The fragment is built only for alerts that are sent.
   [[nodiscard]] static std::shared_ptr<const AlertJson> build(const Labels& labels,
                                                              const Labels& annotations,
                                                              std::string_view generator_url);
@@ -48,23 +53,28 @@ class AlertJson {
   [[nodiscard]] std::string_view generator_url_json() const {
     return std::string_view(json_).substr(0, labels_at_);
   }
-  // `{"a":"x",...}` (sanitized names)
-  [[nodiscard]] std::string_view labels_json() const {
-    return std::string_view(json_).substr(labels_at_, annotations_at_ - labels_at_);
-  }
-  // `{"k":"v",...}`
-  [[nodiscard]] std::string_view annotations_json() const {
-    return std::string_view(json_).substr(annotations_at_);
-  }
+  // Appends `{"a":"x",...}` (sanitized names).
+  void append_labels_json(std::string& out) const;
+  // Appends `{"k":"v",...}`.
+  void append_annotations_json(std::string& out) const;
+  // The same as strings (tests, tools).
+  [[nodiscard]] std::string labels_json() const;
+  [[nodiscard]] std::string annotations_json() const;
+  // Whether the labels / annotations are kept as text (their JSON differs from their bytes).
+  [[nodiscard]] bool labels_kept_as_text() const { return labels_kept_; }
+  [[nodiscard]] bool annotations_kept_as_text() const { return annotations_kept_; }
   // Heap bytes held by the fragment itself (not the shared label blocks), for memory figures.
   [[nodiscard]] size_t heap_bytes() const { return sizeof(AlertJson) + json_.capacity(); }
 
  private:
   Labels labels_;
   Labels annotations_;
+  // The generator URL's JSON, then the labels' and the annotations' JSON when kept as text.
   std::string json_;
   uint32_t labels_at_ = 0;
   uint32_t annotations_at_ = 0;
+  bool labels_kept_ = false;
+  bool annotations_kept_ = false;
 };
 
 // Appends `items` as a JSON object in the payload's form: {"name":"value",...} in name order,

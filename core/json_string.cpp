@@ -34,6 +34,26 @@ constexpr auto kGoClass = byte_classes(JsonEscape::go);
 
 }  // namespace
 
+bool json_string_is_verbatim(std::string_view s, JsonEscape style) {
+  const auto& cls_of = style == JsonEscape::qtpl ? kQtplClass : kGoClass;
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  size_t i = 0;
+  while (i < s.size()) {
+    const uint8_t cls = cls_of[p[i]];
+    if (cls == kCopy) {
+      ++i;
+      continue;
+    }
+    if (cls == kEscape) return false;
+    size_t len = 0;
+    const uint32_t cp = decode_utf8(s, i, len);
+    if (cp == 0xFFFD && len == 1) return false;
+    if (style == JsonEscape::go && (cp == 0x2028 || cp == 0x2029)) return false;
+    i += len;
+  }
+  return true;
+}
+
 void append_json_string(std::string& out, std::string_view s, JsonEscape style) {
   const auto& cls_of = style == JsonEscape::qtpl ? kQtplClass : kGoClass;
   // Worst case: every byte becomes a 6-byte escape (a lone invalid byte becomes 3 bytes of

@@ -21,4 +21,8 @@ enum class JsonEscape { qtpl, go };
 // Appends `s` as a JSON string literal, quotes included.
 void append_json_string(std::string& out, std::string_view s, JsonEscape style);
 
+// Whether append_json_string would write `s` unchanged between the quotes (nothing to escape,
+// valid UTF-8): such text can be copied into JSON as it is.
+[[nodiscard]] bool json_string_is_verbatim(std::string_view s, JsonEscape style);
+
 }  // namespace core

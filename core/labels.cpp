@@ -6,6 +6,7 @@
 #include <new>
 #include <stdexcept>
 
+#include "core/alert_json.hpp"
 #include "core/hash.hpp"
 
 namespace core {
@@ -72,8 +73,9 @@ void Labels::clear() {
 Labels Labels::from_sorted(std::span<const Label> items) {
   if (items.empty()) return {};
   assert(std::is_sorted(items.begin(), items.end(), name_less));
-  size_t chars = 0;
-  for (const auto& l : items) chars += l.name.size() + l.value.size();
+  // {"n":"v","n":"v"}: 6 bytes of JSON around each pair, one less for the last, 2 braces.
+  size_t chars = 1;
+  for (const auto& l : items) chars += l.name.size() + l.value.size() + 6;
   if (chars > UINT32_MAX || items.size() > UINT32_MAX / 2) throw std::length_error("label set");
   const size_t bytes = sizeof(Block) + 2 * sizeof(uint32_t) * items.size() + chars;
   void* mem = ::operator new(bytes);
@@ -83,16 +85,23 @@ Labels Labels::from_sorted(std::span<const Label> items) {
   b->chars = static_cast<uint32_t>(chars);
   auto* offs = reinterpret_cast<uint32_t*>(b + 1);
   char* data = reinterpret_cast<char*>(offs + 2 * items.size());
-  uint32_t pos = 0;
+  char* w = data;
   for (size_t i = 0; i < items.size(); ++i) {
     const auto& l = items[i];
-    offs[2 * i] = pos;
-    if (!l.name.empty()) std::memcpy(data + pos, l.name.data(), l.name.size());
-    pos += static_cast<uint32_t>(l.name.size());
-    offs[2 * i + 1] = pos;
-    if (!l.value.empty()) std::memcpy(data + pos, l.value.data(), l.value.size());
-    pos += static_cast<uint32_t>(l.value.size());
+    *w++ = i == 0 ? '{' : ',';
+    *w++ = '"';
+    offs[2 * i] = static_cast<uint32_t>(w - data);
+    if (!l.name.empty()) std::memcpy(w, l.name.data(), l.name.size());
+    w += l.name.size();
+    std::memcpy(w, "\":\"", 3);
+    w += 3;
+    offs[2 * i + 1] = static_cast<uint32_t>(w - data);
+    if (!l.value.empty()) std::memcpy(w, l.value.data(), l.value.size());
+    w += l.value.size();
+    *w++ = '"';
   }
+  *w++ = '}';
+  assert(static_cast<size_t>(w - data) == chars);
   return Labels(b);
 }
 
@@ -173,6 +182,27 @@ std::string Labels::to_string() const {
   }
   out += '}';
   return out;
+}
+
+std::optional<std::string_view> Labels::verbatim_json(JsonEscape style, bool alert_names) const {
+  if (b_ == nullptr) return std::string_view("{}");
+  uint32_t flags = b_->json_flags.load(std::memory_order_relaxed);
+  if ((flags & Block::kChecked) == 0) {
+    // Idempotent: threads racing here store the same bits.
+    flags = Block::kChecked | Block::kQtplVerbatim | Block::kGoVerbatim | Block::kAlertNames;
+    for (const Label l : *this) {
+      for (const std::string_view s : {l.name, l.value}) {
+        if (!json_string_is_verbatim(s, JsonEscape::qtpl)) flags &= ~Block::kQtplVerbatim;
+        if (!json_string_is_verbatim(s, JsonEscape::go)) flags &= ~Block::kGoVerbatim;
+      }
+      if (!is_alert_label_name(l.name)) flags &= ~Block::kAlertNames;
+    }
+    b_->json_flags.store(flags, std::memory_order_relaxed);
+  }
+  const uint32_t need = (style == JsonEscape::qtpl ? Block::kQtplVerbatim : Block::kGoVerbatim) |
+                        (alert_names ? Block::kAlertNames : 0);
+  if ((flags & need) != need) return std::nullopt;
+  return std::string_view(b_->data(), b_->chars);
 }
 
 size_t Labels::block_bytes() const {

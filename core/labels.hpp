@@ -5,7 +5,10 @@
 // Storage (why: an alert's labels are held by the rule, by every API snapshot and by the
 // notifier batch; issue 12 wants well under 1 kB per alert all in): one heap block per set,
 // reference-counted (atomic: snapshots are read on the HTTP thread), holding a header, two
-// 4-byte offsets per label and the names and values back to back. Copying a Labels is a count
+// 4-byte offsets per label and the names and values laid out as a JSON object,
+// {"name":"value",...}, so that a set whose JSON needs no escaping (nearly every real one) is
+// its own JSON: the Alertmanager payload and the API copy it in one piece instead of keeping a
+// second copy per alert (verbatim_json; issue 12's memory). Copying a Labels is a count
 // increment; a mutation (set, erase) builds a new block, so copies never see it (copy on write).
 // Build a set in one step with Labels::from or a LabelsBuilder when it has more than a label or
 // two. A Label is a pair of views into the block: valid while some Labels holds that block.
@@ -22,6 +25,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "core/json_string.hpp"
 
 namespace core {
 
@@ -123,6 +128,14 @@ class Labels {
   [[nodiscard]] std::string to_string() const;
   // Whether both hold the very same block (a copy, not just equal labels).
   [[nodiscard]] bool shares_block_with(const Labels& o) const { return b_ == o.b_; }
+  // The set as the JSON object {"name":"value",...} (names in order) when that is exactly what
+  // writing each name and value with `style` would give, taken straight from the block;
+  // `alert_names` also asks that every name be a valid Alertmanager label name
+  // ([a-zA-Z_:][a-zA-Z0-9_:]*, nothing to sanitize). nullopt when something would be escaped or
+  // sanitized: the caller writes the object itself then. The empty set is "{}". Checked on the
+  // first call per block and remembered.
+  [[nodiscard]] std::optional<std::string_view> verbatim_json(JsonEscape style,
+                                                              bool alert_names) const;
   // Heap bytes of the block (0 when empty), for memory accounting in tests and benchmarks.
   [[nodiscard]] size_t block_bytes() const;
 
@@ -163,18 +176,25 @@ class LabelsBuilder {
 };
 
 // The block: header, 2 x size offsets (name i, value i) into the chars that follow, then the
-// chars. Value i ends where name i+1 begins (or at `chars`).
+// chars: {"name0":"value0","name1":"value1"} (names and values as they are, never escaped).
+// Name i ends 3 bytes (`":"`) before value i starts; value i ends 3 bytes (`","`) before name
+// i+1 starts, the last one 2 bytes (`"}`) before `chars`.
 struct Labels::Block {
   std::atomic<uint32_t> refs;
   uint32_t size;
   uint32_t chars;
-  uint32_t reserved;
+  // Whether the chars are valid JSON in each escaping (bits below), worked out on first use.
+  mutable std::atomic<uint32_t> json_flags;
+  static constexpr uint32_t kChecked = 1;
+  static constexpr uint32_t kQtplVerbatim = 2;
+  static constexpr uint32_t kGoVerbatim = 4;
+  static constexpr uint32_t kAlertNames = 8;
   [[nodiscard]] const uint32_t* offs() const { return reinterpret_cast<const uint32_t*>(this + 1); }
   [[nodiscard]] const char* data() const { return reinterpret_cast<const char*>(offs() + 2 * size); }
   [[nodiscard]] Label at(uint32_t i) const {
     const uint32_t* o = offs() + 2 * i;
-    const uint32_t end = i + 1 < size ? o[2] : chars;
-    return Label{{data() + o[0], o[1] - o[0]}, {data() + o[1], end - o[1]}};
+    const uint32_t end = (i + 1 < size ? o[2] : chars + 1) - 3;
+    return Label{{data() + o[0], o[1] - 3 - o[0]}, {data() + o[1], end - o[1]}};
   }
 };
 

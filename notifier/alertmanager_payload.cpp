@@ -35,13 +35,13 @@ void encode_alerts(std::span<const Alert> alerts, std::string& out) {
     }
     out += ",\"labels\": ";
     if (j != nullptr && j->labels_from(a.labels)) {
-      out += j->labels_json();
+      j->append_labels_json(out);
     } else {
       core::append_alert_label_object(out, a.labels, true);
     }
     out += ",\"annotations\": ";
     if (j != nullptr && j->annotations_from(a.annotations)) {
-      out += j->annotations_json();
+      j->append_annotations_json(out);
     } else {
       core::append_alert_label_object(out, a.annotations, false);
     }

@@ -5,10 +5,11 @@
 // and annotations are written sorted by name; label names are sanitized to the metric-name
 // charset first. Written straight into the output buffer: no DOM.
 //
-// An alert with pre-built fragments (Alert::json, core/alert_json.hpp) has them copied as they
-// are: the generator URL always, its labels and annotations when the alert still holds the
-// blocks they were built from. Only the two timestamps are formatted per alert then, and with
-// `out`'s capacity reused nothing is allocated per alert.
+// An alert with pre-built fragments (Alert::json, core/alert_json.hpp) has them copied: the
+// generator URL always, its labels and annotations when the alert still holds the blocks they
+// were built from (as kept JSON text, or names and values copied between quotes from the block
+// when nothing in it needs escaping). Only the two timestamps are formatted per alert then, and
+// with `out`'s capacity reused nothing is allocated per alert.
 #pragma once
 
 #include <span>

@@ -42,3 +42,23 @@ TEST_CASE("json string: quicktemplate escaping keeps '>' '&' and escapes '\\''",
   CHECK(qtpl("\xe2\x80\xa8") == "x\"\xe2\x80\xa8\"");
   CHECK(qtpl("a\xffz") == "x\"a\xef\xbf\xbdz\"");
 }
+
+TEST_CASE("json string: verbatim exactly when the escaper copies the text", "[core][json]") {
+  const std::string_view cases[] = {"",         "plain text", "host-1.example:9100", "a\"b",
+                                    "back\\",   "tab\there",  "x < y",              "x > y & z",
+                                    "it's",     "héllo ✓ 😀", "\xe2\x80\xa8",        "a\x80z",
+                                    "\xe2\x82", "\xed\xa0\x80"};
+  for (const auto s : cases) {
+    for (const auto style : {core::JsonEscape::qtpl, core::JsonEscape::go}) {
+      std::string out;
+      core::append_json_string(out, s, style);
+      const bool copied = out == "\"" + std::string(s) + "\"";
+      INFO("text: " << s << " style: " << (style == core::JsonEscape::qtpl ? "qtpl" : "go"));
+      CHECK(core::json_string_is_verbatim(s, style) == copied);
+    }
+  }
+  CHECK(core::json_string_is_verbatim("x > y & z", core::JsonEscape::qtpl));
+  CHECK_FALSE(core::json_string_is_verbatim("x > y & z", core::JsonEscape::go));
+  CHECK(core::json_string_is_verbatim("\xe2\x80\xa8", core::JsonEscape::qtpl));
+  CHECK_FALSE(core::json_string_is_verbatim("\xe2\x80\xa8", core::JsonEscape::go));
+}

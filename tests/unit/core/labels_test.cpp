@@ -90,3 +90,46 @@ TEST_CASE("LabelsBuilder edits views and builds one equal set", "[core]") {
   CHECK(b.size() == 0);
   CHECK(b.build().empty());
 }
+
+TEST_CASE("labels: the block is its own JSON object when nothing needs escaping",
+          "[core][labels]") {
+  using core::JsonEscape;
+  CHECK(core::Labels{}.verbatim_json(JsonEscape::qtpl, true) == "{}");
+  const core::Labels ls{{"job", "node"}, {"instance", "host-1:9100"}, {"expr", "a > b & c"}};
+  CHECK(ls.verbatim_json(JsonEscape::qtpl, true) ==
+        R"({"expr":"a > b & c","instance":"host-1:9100","job":"node"})");
+  CHECK(ls.verbatim_json(JsonEscape::qtpl, false) == ls.verbatim_json(JsonEscape::qtpl, true));
+  // Go escapes '>' and '&'.
+  CHECK_FALSE(ls.verbatim_json(JsonEscape::go, false));
+  const core::Labels plain{{"a", "1"}, {"b", ""}, {"", "empty name"}};
+  CHECK(plain.verbatim_json(JsonEscape::go, false) == R"({"":"empty name","a":"1","b":""})");
+  CHECK_FALSE(plain.verbatim_json(JsonEscape::go, true));  // "" is no Alertmanager label name
+  // Names to sanitize, escapes, invalid UTF-8.
+  CHECK_FALSE(core::Labels{{"a-b", "x"}}.verbatim_json(JsonEscape::qtpl, true));
+  CHECK(core::Labels{{"a-b", "x"}}.verbatim_json(JsonEscape::qtpl, false) == R"({"a-b":"x"})");
+  CHECK_FALSE(core::Labels{{"q", "say \"hi\""}}.verbatim_json(JsonEscape::qtpl, false));
+  CHECK_FALSE(core::Labels{{"q", "it's"}}.verbatim_json(JsonEscape::qtpl, false));
+  CHECK(core::Labels{{"q", "it's"}}.verbatim_json(JsonEscape::go, false) == R"({"q":"it's"})");
+  CHECK_FALSE(core::Labels{{"q", "a\xffz"}}.verbatim_json(JsonEscape::go, false));
+  CHECK(core::Labels{{"q", "héllo ✓"}}.verbatim_json(JsonEscape::qtpl, true) ==
+        R"({"q":"héllo ✓"})");
+  // Asked again (the answer is remembered per block) and from a copy.
+  const core::Labels copy = ls;
+  CHECK_FALSE(copy.verbatim_json(JsonEscape::go, false));
+  CHECK(copy.verbatim_json(JsonEscape::qtpl, true));
+}
+
+TEST_CASE("labels: names and values read back whatever bytes they hold", "[core][labels]") {
+  // Bytes that look like the block's JSON punctuation must not confuse the offsets.
+  const core::Labels ls{{"a\":\"", "\",\""}, {"", ""}, {"}", "{"}, {"z", "\"}"}};
+  REQUIRE(ls.size() == 4);
+  CHECK(ls.get("a\":\"") == "\",\"");
+  CHECK(ls.get("") == "");
+  CHECK(ls.get("}") == "{");
+  CHECK(ls.get("z") == "\"}");
+  std::vector<core::Label> back(ls.begin(), ls.end());
+  CHECK(back[0] == core::Label{"", ""});
+  CHECK(back[2] == core::Label{"z", "\"}"});  // "}" sorts after "z"
+  CHECK(back[3] == core::Label{"}", "{"});
+  CHECK(core::Labels::from(back) == ls);
+}
