@@ -20,6 +20,11 @@ namespace {
 // ---- JSON pieces -------------------------------------------------------------------------
 
 void append_labels(std::string& out, const core::Labels& labels) {
+  // Nearly every set needs no escaping: its block is already Go's JSON for it.
+  if (const auto json = labels.verbatim_json(core::JsonEscape::go, false)) {
+    out += *json;
+    return;
+  }
   out += '{';
   bool first = true;
   for (const auto& l : labels) {

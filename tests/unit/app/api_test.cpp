@@ -187,3 +187,15 @@ TEST_CASE("/api/v1/rules and /api/v1/alerts are streamed in bounded pieces of on
     store.publish(big_group(2, 1, 3000));
   }
 }
+
+TEST_CASE("/api/v1/alerts writes plain label sets from their blocks, others escaped", "[app]") {
+  auto g = sample_group();
+  auto& a = g->rules[0].alerts[0];
+  a.labels = core::Labels{{"alertname", "HighCPU"}, {"job", "node"}};  // copied as they are
+  a.annotations = core::Labels{{"d", "a > b & c"}, {"e", "it's"}};    // Go escapes '>' '&'
+  app::SnapshotStore store;
+  store.publish(g);
+  const auto body = app::alerts_json(store);
+  CHECK_THAT(body, Catch::Contains(R"("labels":{"alertname":"HighCPU","job":"node"},)"
+                                   R"("annotations":{"d":"a \u003e b \u0026 c","e":"it's"},)"));
+}
