@@ -1,5 +1,7 @@
 #include "notifier/alertmanager_payload.hpp"
 
+#include <charconv>
+
 #include "core/time.hpp"
 
 namespace notifier {
@@ -20,6 +22,12 @@ void encode_alerts(std::span<const Alert> alerts, std::string& out) {
     out += "\",";
     if (j != nullptr) {
       out += j->generator_url_json();
+    } else if (a.url_prefix_json) {
+      out += *a.url_prefix_json;
+      char id[24];
+      const auto r = std::to_chars(id, id + sizeof id, a.url_id);
+      out.append(id, r.ptr);
+      out += '"';
     } else {
       out += "\"generatorURL\":";
       append_json_string(out, a.generator_url);
@@ -36,12 +44,16 @@ void encode_alerts(std::span<const Alert> alerts, std::string& out) {
     out += ",\"labels\": ";
     if (j != nullptr && j->labels_from(a.labels)) {
       j->append_labels_json(out);
+    } else if (const auto v = a.labels.verbatim_json(core::JsonEscape::qtpl, true)) {
+      out += *v;
     } else {
       core::append_alert_label_object(out, a.labels, true);
     }
     out += ",\"annotations\": ";
     if (j != nullptr && j->annotations_from(a.annotations)) {
       j->append_annotations_json(out);
+    } else if (const auto v = a.annotations.verbatim_json(core::JsonEscape::qtpl, false)) {
+      out += *v;
     } else {
       core::append_alert_label_object(out, a.annotations, false);
     }

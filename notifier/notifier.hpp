@@ -22,18 +22,24 @@ namespace notifier {
 
 // An alert as Alertmanager's v2 API receives it.
 //
-// `json`, when set (rules/ sets it), holds the pre-built JSON of the generator URL and of the
-// labels and annotations it was built from; the encoder copies a fragment when the alert still
-// holds those very label blocks and escapes afresh what changed (alert relabeling builds new
-// labels per Alertmanager). With `json` set, `generator_url` is left empty: the URL is in the
-// fragment, and a queued alert holds one shared pointer rather than its own string.
+// The generator URL comes from one of three places, first set wins: `json` (a pre-built
+// fragment, core/alert_json.hpp), `url_prefix_json` + `url_id` (the URL up to the alert ID, as
+// JSON, shared by a rule's alerts, then the ID), or `generator_url`. rules/ sets one of the
+// first two, so a queued alert holds shared pointers rather than its own strings.
+// Labels and annotations are copied from the fragment when the alert still holds the very
+// blocks it was built from, else straight from the block when it is its own JSON
+// (core::Labels::verbatim_json), else escaped afresh (alert relabeling builds new labels per
+// Alertmanager).
 struct Alert {
   core::Labels labels;
   core::Labels annotations;  // sorted name -> rendered text
   core::TimePoint starts_at{};
   std::optional<core::TimePoint> ends_at;
-  std::string generator_url;                     // used only without `json`
+  std::string generator_url;                     // used without `json` and `url_prefix_json`
   std::shared_ptr<const core::AlertJson> json;  // may be null
+  // `"generatorURL":"<url up to the ID>` (no closing quote); may be null.
+  std::shared_ptr<const std::string> url_prefix_json;
+  uint64_t url_id = 0;
 };
 
 using SendDone = std::function<void(std::optional<core::Error>)>;

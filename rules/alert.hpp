@@ -34,7 +34,9 @@ struct Alert {
   bool restored = false;                // active_at came from ALERTS_FOR_STATE
   // The payload's pre-built JSON (generator URL, labels, annotations), built when the alert is
   // first sent and again only when its labels or annotations block changed (or on reload); the
-  // notifications of every round and every queue share it. Null until the alert is sent.
+  // notifications of every round and every queue share it. Null until the alert is sent, and
+  // null for an alert whose blocks are their own JSON and whose URL is the default link
+  // (AlertingRule::set_payload): nothing per alert is needed then.
   std::shared_ptr<const core::AlertJson> json;
 
   // The API's "stabilizing": firing only because of keep_firing_for.

@@ -8,6 +8,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "core/json_string.hpp"
 #include "core/limit_hits.hpp"
 #include "templates/go_fmt.hpp"
 
@@ -430,6 +431,7 @@ std::vector<notifier::Alert> AlertingRule::alerts_to_send(core::TimePoint now,
                                                           core::Duration resend_delay,
                                                           core::Duration resolve_duration) {
   std::vector<notifier::Alert> out;
+  std::shared_ptr<const std::string> prefix;
   for (auto& [id, a] : impl_->alerts) {
     bool due = false;
     switch (a.state) {
@@ -452,7 +454,7 @@ std::vector<notifier::Alert> AlertingRule::alerts_to_send(core::TimePoint now,
     na.annotations = a.annotations;
     na.starts_at = a.start;
     na.ends_at = a.end;
-    na.json = payload_json(id, a, now);
+    set_payload(na, id, a, now, prefix);
     out.push_back(std::move(na));
   }
   return out;
@@ -537,6 +539,7 @@ void AlertingRule::update_from(Rule&& newer) {
 Rule::Closed AlertingRule::close(core::TimePoint now) {
   Impl& s = *impl_;
   Closed out;
+  std::shared_ptr<const std::string> prefix;
   for (auto& [id, a] : s.alerts) {
     // Pending alerts were never sent; firing ones get a last "resolved" notification.
     if (a.state != AlertState::firing) continue;
@@ -545,7 +548,7 @@ Rule::Closed AlertingRule::close(core::TimePoint now) {
     na.annotations = a.annotations;
     na.starts_at = a.start;
     na.ends_at = now;
-    na.json = payload_json(id, a, now);
+    set_payload(na, id, a, now, prefix);
     out.alerts.push_back(std::move(na));
   }
   // Series timestamps are whole seconds: a rule removed within the second of its last round
@@ -714,6 +717,24 @@ const std::shared_ptr<const core::AlertJson>& AlertingRule::payload_json(uint64_
     a.json = core::AlertJson::build(a.labels, a.annotations, url);
   }
   return a.json;
+}
+
+void AlertingRule::set_payload(notifier::Alert& na, uint64_t id, Alert& a, core::TimePoint now,
+                               std::shared_ptr<const std::string>& prefix) const {
+  if (!impl_->ctx.alert_source && a.labels.verbatim_json(core::JsonEscape::qtpl, true) &&
+      a.annotations.verbatim_json(core::JsonEscape::qtpl, false)) {
+    a.json.reset();
+    if (!prefix) {
+      std::string p = "\"generatorURL\":";
+      core::append_json_string(p, generator_url_prefix(), core::JsonEscape::qtpl);
+      p.pop_back();  // the closing quote: the encoder writes the ID, then the quote
+      prefix = std::make_shared<const std::string>(std::move(p));
+    }
+    na.url_prefix_json = prefix;
+    na.url_id = id;
+    return;
+  }
+  na.json = payload_json(id, a, now);
 }
 
 core::Result<std::optional<templates::Template>> parse_alert_source(

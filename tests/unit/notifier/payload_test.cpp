@@ -138,3 +138,24 @@ TEST_CASE("payload: pre-built fragments give the same bytes as escaping afresh",
   CHECK_FALSE(copied[0].json->labels_from(copied[0].labels));
   CHECK(encode(copied) == want);
 }
+
+TEST_CASE("payload: a shared URL prefix and the alert's ID give the same bytes as the URL",
+          "[notifier][payload]") {
+  notifier::Alert a;
+  a.starts_at = at("2026-12-02T10:47:06.846344494Z");
+  a.ends_at = at("2026-12-02T10:47:26.858946525Z");
+  a.generator_url = "http://vm:28880/vmalert/alert?group_id=1&alert_id=18446744073709551615";
+  a.labels = core::Labels{{"job", "node-6"}, {"alertname", "A"}};
+  a.annotations = core::Labels{{"summary", "it's < 5"}};  // escaped, not copied from the block
+  const std::string want = encode({a});
+  notifier::Alert b = a;
+  b.generator_url.clear();
+  std::string prefix = "\"generatorURL\":";
+  notifier::append_json_string(prefix, "http://vm:28880/vmalert/alert?group_id=1&alert_id=");
+  prefix.pop_back();
+  b.url_prefix_json = std::make_shared<const std::string>(prefix);
+  b.url_id = 18446744073709551615ULL;
+  CHECK(encode({b}) == want);
+  CHECK_THAT(want, Catch::Contains(R"("annotations": {"summary":"it\u0027s \u003c 5"})"));
+  CHECK_THAT(want, Catch::Contains(R"("labels": {"alertname":"A","job":"node-6"})"));
+}

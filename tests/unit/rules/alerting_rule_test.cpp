@@ -337,10 +337,13 @@ TEST_CASE("alerts_to_send with resendDelay 0", "[rules][send]") {
   CHECK(sent[0].starts_at == fired_at);
   CHECK(sent[0].ends_at == now + resolve);
   CHECK(sent[0].labels == h.only_alert().labels);
-  // The generator URL travels in the pre-built fragment (the string field stays empty).
-  REQUIRE(sent[0].json);
-  CHECK(sent[0].json->generator_url_json() ==
+  // Plain labels and annotations: no fragment, the URL travels as the rule's shared prefix and
+  // the alert's ID (the string field stays empty).
+  CHECK_FALSE(sent[0].json);
+  REQUIRE(sent[0].url_prefix_json);
+  CHECK(*sent[0].url_prefix_json + std::to_string(sent[0].url_id) + "\"" ==
         "\"generatorURL\":\"" + h.rule.generator_url(h.only_alert().id) + "\"");
+  CHECK(sent[0].url_id == h.only_alert().id);
   CHECK(sent[0].generator_url.empty());
   CHECK(h.only_alert().last_sent == now);
 
@@ -641,8 +644,24 @@ TEST_CASE("a round's batch through a Notifier: firing then resolved", "[rules][s
   CHECK(n.stats().sent == 4);
 }
 
+TEST_CASE("payload fragments: none for alerts whose blocks are their own JSON", "[rules][send]") {
+  Harness h({.annotations = core::Labels{{"summary", "value {{ $value }}"}}});
+  REQUIRE(h.step({series("a", 1), series("b", 1)}));
+  const auto sent = h.rule.alerts_to_send(h.clock.now() + 5ms, 0s, 2min);
+  REQUIRE(sent.size() == 2);
+  for (const auto& na : sent) {
+    CHECK_FALSE(na.json);
+    CHECK(na.url_prefix_json == sent[0].url_prefix_json);  // one prefix for the rule's alerts
+  }
+  CHECK(*sent[0].url_prefix_json ==
+        R"("generatorURL":"http://vm:8880/vmalert/alert?group_id=)" +
+            std::to_string(h.rule.group_id()) + "&alert_id=");
+  for (const auto& [id, a] : h.rule.alerts()) CHECK_FALSE(a.json);
+}
+
 TEST_CASE("payload fragments: rebuilt only when labels or annotations change", "[rules][send]") {
-  Harness h({.annotations = core::Labels{{"summary", "value {{ $value }}"}, {"static", "s"}}});
+  // '<' is escaped in the payload (\u003c): these annotations are kept as text in the fragment.
+  Harness h({.annotations = core::Labels{{"summary", "value < {{ $value }}"}, {"static", "s"}}});
   const auto resolve = 2min;
   auto send = [&] {
     auto sent = h.rule.alerts_to_send(h.clock.now() + 5ms, 0s, resolve);
@@ -656,7 +675,9 @@ TEST_CASE("payload fragments: rebuilt only when labels or annotations change", "
   CHECK(first.json->annotations_from(first.annotations));
   CHECK(first.json->labels_json() ==
         R"({"alertgroup":"grp","alertname":"HighLoad","instance":"a"})");
-  CHECK(first.json->annotations_json() == R"({"static":"s","summary":"value 1"})");
+  CHECK_FALSE(first.json->labels_kept_as_text());
+  CHECK(first.json->annotations_kept_as_text());
+  CHECK(first.json->annotations_json() == R"({"static":"s","summary":"value \u003c 1"})");
   CHECK(h.only_alert().json == first.json);  // kept on the alert
 
   // Same value: the annotations render the same, the alert keeps its blocks and the fragment
@@ -670,7 +691,7 @@ TEST_CASE("payload fragments: rebuilt only when labels or annotations change", "
   REQUIRE(h.step({series("a", 2)}));
   const auto changed = send();
   CHECK(changed.json != first.json);
-  CHECK(changed.json->annotations_json() == R"({"static":"s","summary":"value 2"})");
+  CHECK(changed.json->annotations_json() == R"({"static":"s","summary":"value \u003c 2"})");
   CHECK(changed.json->labels_json() == first.json->labels_json());
   CHECK(changed.json->generator_url_json() == first.json->generator_url_json());
 
