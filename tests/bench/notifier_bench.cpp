@@ -123,9 +123,17 @@ void BM_EncodeAlertsRapidJsonBaseline(benchmark::State& state) {
 }
 BENCHMARK(BM_EncodeAlertsRapidJsonBaseline)->Arg(10)->Arg(1000);
 
-// The issue-10 shape: 10 labels (8 from the series, alertgroup, alertname) and 2 annotations,
-// as rules/ sends them: pre-built fragments (core::AlertJson) and no generator_url string.
-std::vector<notifier::Alert> make_batch10(int n, bool fragments) {
+// How an alert carries its generatorURL (and whether a fragment holds its JSON):
+//   url       the string, everything escaped afresh (the encoder before issue 10)
+//   fragment  a pre-built core::AlertJson (rules/ for alerts with something to escape)
+//   prefix    the rule's shared URL prefix and the alert's ID, label blocks that are their own
+//             JSON copied straight (rules/ for every other alert, AlertingRule::set_payload)
+enum class Carry { url, fragment, prefix };
+
+// The issue-10 shape: 10 labels (8 from the series, alertgroup, alertname) and 2 annotations.
+std::vector<notifier::Alert> make_batch10(int n, Carry carry) {
+  const std::string prefix = "http://vm:28880/vmalert/alert?group_id=6810664301820910224&alert_id=";
+  auto prefix_json = std::make_shared<const std::string>("\"generatorURL\":\"" + prefix);
   std::vector<notifier::Alert> out;
   const auto t0 = core::from_unix_ms(1'764'672'426'846) + 344494ns;
   for (int i = 0; i < n; ++i) {
@@ -147,10 +155,14 @@ std::vector<notifier::Alert> make_batch10(int n, bool fragments) {
     // Alerts start at different times (no two startsAt alike); they share the round's endsAt.
     a.starts_at = t0 - std::chrono::milliseconds(1237 * i) - std::chrono::nanoseconds(7919 * i);
     a.ends_at = t0 + 20s;
-    a.generator_url = "http://vm:28880/vmalert/alert?group_id=6810664301820910224&alert_id=" +
-                      std::to_string(3405761999840421324ULL + static_cast<uint64_t>(i));
-    if (fragments) {
+    const uint64_t id = 3405761999840421324ULL + static_cast<uint64_t>(i);
+    a.generator_url = prefix + std::to_string(id);
+    if (carry == Carry::fragment) {
       a.json = core::AlertJson::build(a.labels, a.annotations, a.generator_url);
+      a.generator_url.clear();
+    } else if (carry == Carry::prefix) {
+      a.url_prefix_json = prefix_json;
+      a.url_id = id;
       a.generator_url.clear();
     }
     out.push_back(std::move(a));
@@ -227,15 +239,15 @@ void report(benchmark::State& state, uint64_t allocs_before, size_t bytes, int a
   state.SetItemsProcessed(static_cast<int64_t>(alerts) * state.iterations());
 }
 
-// (a) Nothing changed since the last round: every fragment is valid, the payload is copies
-// plus timestamps into a reused buffer.
-void BM_Payload10_Unchanged(benchmark::State& state) {
+// (a) Nothing changed since the last round, as rules/ sends such alerts (the shared URL prefix,
+// label blocks copied whole): the payload is copies plus timestamps into a reused buffer.
+void payload_unchanged(benchmark::State& state, Carry carry) {
   const int n = static_cast<int>(state.range(0));
-  const auto batch = make_batch10(n, true);
+  const auto batch = make_batch10(n, carry);
   std::string out;
   {  // the same bytes as escaping afresh, and as the Writer's but for the template's spaces
     std::string fresh;
-    notifier::encode_alerts(make_batch10(n, false), fresh);
+    notifier::encode_alerts(make_batch10(n, Carry::url), fresh);
     notifier::encode_alerts(batch, out);
     rapidjson::StringBuffer sb;
     std::string ts;
@@ -253,13 +265,19 @@ void BM_Payload10_Unchanged(benchmark::State& state) {
   }
   report(state, before, out.size(), n);
 }
+void BM_Payload10_Unchanged(benchmark::State& state) { payload_unchanged(state, Carry::prefix); }
 BENCHMARK(BM_Payload10_Unchanged)->Arg(1000);
+// The same from pre-built fragments (the alerts whose blocks need escaping).
+void BM_Payload10_UnchangedFragments(benchmark::State& state) {
+  payload_unchanged(state, Carry::fragment);
+}
+BENCHMARK(BM_Payload10_UnchangedFragments)->Arg(1000);
 
 // (b) Every alert changed since the last round (new annotation blocks, as when every rendered
 // annotation differs): every fragment is built again, then the payload written from them.
 void BM_Payload10_AllChanged(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
-  auto batch = make_batch10(n, true);
+  auto batch = make_batch10(n, Carry::fragment);
   const auto urls = urls_of(n);
   std::string out;
   const auto before = alertd_bench::alloc_stats().allocations;
@@ -276,10 +294,11 @@ void BM_Payload10_AllChanged(benchmark::State& state) {
 }
 BENCHMARK(BM_Payload10_AllChanged)->Arg(1000);
 
-// The encoder as it was: every label and annotation escaped afresh (no fragments).
+// No fragment and no prefix: the URL escaped afresh, label blocks copied whole when they are
+// their own JSON (the encoder before issue 10 escaped those afresh too: 352 us then).
 void BM_Payload10_NoFragments(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
-  const auto batch = make_batch10(n, false);
+  const auto batch = make_batch10(n, Carry::url);
   std::string out;
   const auto before = alertd_bench::alloc_stats().allocations;
   for (auto _ : state) {
@@ -294,7 +313,7 @@ BENCHMARK(BM_Payload10_NoFragments)->Arg(1000);
 // Baseline: a RapidJSON Writer into a reused StringBuffer, same alerts.
 void BM_Payload10_RapidJsonWriter(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
-  const auto batch = make_batch10(n, true);
+  const auto batch = make_batch10(n, Carry::fragment);
   const auto urls = urls_of(n);
   rapidjson::StringBuffer sb;
   std::string ts;
