@@ -15,8 +15,23 @@ void tune_malloc() {
 }
 
 bool MemoryReleaser::after_work() {
-#if defined(__GLIBC__)
   std::lock_guard lock(mu_);
+  return check();
+}
+
+bool MemoryReleaser::after_round() {
+  std::lock_guard lock(mu_);
+  const auto now = std::chrono::steady_clock::now();
+  if (last_check_ != std::chrono::steady_clock::time_point{} &&
+      now - last_check_ < min_check_interval_) {
+    return false;
+  }
+  return check();
+}
+
+bool MemoryReleaser::check() {
+#if defined(__GLIBC__)
+  last_check_ = std::chrono::steady_clock::now();
   const struct mallinfo2 mi = mallinfo2();
   const size_t free_bytes = mi.fordblks;
   // Reuse brought the free level down: that is the new base.

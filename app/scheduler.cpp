@@ -309,7 +309,7 @@ void GroupScheduler::end_round() {
   publish();
   if (deps_.state != nullptr) deps_.state->save(*group_);
   // The previous snapshot and this round's answers are gone: give a spike's pages back.
-  memory_releaser().after_work();
+  memory_releaser().after_round();
   arm_next_round();
 }
 
