@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cstring>
+#include <functional>
 #include <new>
 #include <stdexcept>
 
@@ -160,6 +161,15 @@ uint64_t Labels::hash_without_name() const {
     h.add_byte(0xFF);
   }
   return h.value();
+}
+
+// Every block is laid out by from_sorted: offsets from 0, the chars packed in order. So the
+// offsets and chars (contiguous in the block) plus the size say exactly which set it is.
+uint64_t Labels::content_hash() const {
+  if (b_ == nullptr) return 0;
+  const std::string_view bytes(reinterpret_cast<const char*>(b_->offs()),
+                               2 * sizeof(uint32_t) * b_->size + b_->chars);
+  return mix64(std::hash<std::string_view>{}(bytes) ^ b_->size);
 }
 
 std::string Labels::to_string() const {

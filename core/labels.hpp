@@ -124,6 +124,10 @@ class Labels {
   // vmalert's alert/series identity: FNV-1a 64 over (name, value, 0xFF) for every label in
   // name order, skipping __name__.
   [[nodiscard]] uint64_t hash_without_name() const;
+  // A fast 64-bit hash of the whole set (names, values, __name__ included), for in-memory
+  // keys: equal sets hash equal. One pass over the block's bytes, several times cheaper than
+  // the byte-at-a-time FNV-1a above; not an ID anyone outside the process sees.
+  [[nodiscard]] uint64_t content_hash() const;
   // Prometheus text form: {a="x", b="y"}.
   [[nodiscard]] std::string to_string() const;
   // Whether both hold the very same block (a copy, not just equal labels).

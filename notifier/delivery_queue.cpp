@@ -18,19 +18,10 @@ namespace {
 using Headers = std::vector<std::pair<std::string, std::string>>;
 using HeadersPtr = std::shared_ptr<const Headers>;
 
-// Alertmanager's identity of an alert (model.Fingerprint): FNV-1a 64 over the sorted label
-// names and values, each followed by 0xFF. Two label sets with the same fingerprint are one
-// alert to Alertmanager too.
-uint64_t fingerprint(const core::Labels& labels) {
-  core::Fnv1a64 h;
-  for (const auto& l : labels) {
-    h.add(l.name);
-    h.add_byte(0xFF);
-    h.add(l.value);
-    h.add_byte(0xFF);
-  }
-  return h.value();
-}
+// Alertmanager identifies an alert by its label set; the queue keys it by a 64-bit hash of
+// that set. Labels::content_hash, not Alertmanager's own FNV-1a fingerprint: the key never
+// leaves the queue, and the byte-at-a-time FNV-1a was 2.3% of alertd's CPU at 1k alerts.
+uint64_t fingerprint(const core::Labels& labels) { return labels.content_hash(); }
 
 struct MixHash {
   size_t operator()(uint64_t v) const { return static_cast<size_t>(core::mix64(v)); }

@@ -7,8 +7,8 @@
 //     flush() starts the POSTs; the scheduler calls it when a round ends, so the alerts of a
 //     round leave together, in POSTs of at most `max_batch_size` alerts (same group headers in
 //     one POST). A queue holding a full batch starts it without waiting for flush().
-//   - Alerts are keyed by their label set's fingerprint (Alertmanager's identity of an alert:
-//     FNV-1a 64 over the sorted names and values): a newer state of a queued alert replaces
+//   - Alerts are keyed by their label set (Alertmanager's identity of an alert), through a
+//     64-bit hash of it (Labels::content_hash): a newer state of a queued alert replaces
 //     the older one and queues as the newest entry. An alert in a POST not answered yet is not
 //     sent again until that POST is answered, so a newer state never overtakes an older one.
 //   - At most `concurrency` POSTs in flight; the queue holds at most `max_queue_size` alerts

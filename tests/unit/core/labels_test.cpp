@@ -33,6 +33,26 @@ TEST_CASE("label hash is FNV-1a over name, value, 0xFF and skips __name__", "[co
   CHECK(c.hash_without_name() != b.hash_without_name());
 }
 
+TEST_CASE("content hash: equal sets hash equal however built, different sets differ", "[core]") {
+  core::Labels a{{"job", "node"}, {"instance", "a:9100"}, {"__name__", "up"}};
+  core::Labels b;
+  b.set("__name__", "up");
+  b.set("instance", "a:9100");
+  b.set("job", "node");
+  CHECK_FALSE(b.shares_block_with(a));
+  CHECK(a.content_hash() == b.content_hash());
+  // The same bytes split differently, a changed value, a dropped label, __name__ counted.
+  const std::vector<core::Labels> others{
+      core::Labels{{"job", "node"}, {"instance", "a:910"}, {"__name__", "up0"}},
+      core::Labels{{"job", "nodE"}, {"instance", "a:9100"}, {"__name__", "up"}},
+      core::Labels{{"job", "node"}, {"instance", "a:9100"}},
+      core::Labels{{"jobi", "nodea:9100"}, {"__name__", "up"}},
+      core::Labels{},
+  };
+  for (const auto& o : others) CHECK(o.content_hash() != a.content_hash());
+  CHECK(core::Labels{}.content_hash() == core::Labels{}.content_hash());
+}
+
 TEST_CASE("a copied label set shares its block, a change gives the changer a new one", "[core]") {
   core::Labels a{{"job", "node"}, {"instance", "a:9100"}};
   core::Labels b = a;
