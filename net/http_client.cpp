@@ -242,11 +242,11 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
   }
 
   asio::awaitable<core::Result<Response>> execute(Request& req, SteadyClock::time_point deadline) {
-    const std::string desc = describe(req);
+    // describe(req) (which parses the URL again to redact it) only on the error paths.
     auto url = parse_url(req.url);
     if (!url) co_return core::fail(core::Error{url.error().message, core::ErrorKind::bad_config});
     if (SteadyClock::now() >= deadline) {
-      co_return core::fail(desc + ": timeout after " + format_timeout(req.timeout) +
+      co_return core::fail(describe(req) + ": timeout after " + format_timeout(req.timeout) +
                                " waiting for one of " + std::to_string(options_.max_concurrent) +
                                " request slots",
                            core::ErrorKind::timeout);
@@ -259,7 +259,7 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
         // Declared, then assigned (see run()).
         core::Result<std::unique_ptr<Connection>> dialed = core::fail("not dialed");
         dialed = co_await dial(*url, deadline, req.timeout);
-        if (!dialed) co_return core::fail(dialed.error().wrap(desc));
+        if (!dialed) co_return core::fail(dialed.error().wrap(describe(req)));
         conn = std::move(*dialed);
       }
       ExchangeState state;
@@ -282,7 +282,7 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
       } else {
         conn->close();
       }
-      if (!r) co_return core::fail(r.error().wrap(desc));
+      if (!r) co_return core::fail(r.error().wrap(describe(req)));
       co_return r;
     }
   }
