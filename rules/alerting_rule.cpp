@@ -604,6 +604,9 @@ RuleView AlertingRule::describe() const {
   v.update_entries_limit = s.entries_limit;
   v.updates = s.history.shared_newest_first();
   v.alert_source_prefix = generator_url_prefix();
+  v.alerts.reserve(static_cast<size_t>(std::count_if(
+      s.alerts.begin(), s.alerts.end(),
+      [](const auto& e) { return e.second.state != AlertState::inactive; })));
   for (const auto& [id, a] : s.alerts) {
     if (a.state == AlertState::inactive) continue;
     // The API has no wall clock to offer: a source calling `now` sees the last evaluation.
