@@ -138,20 +138,26 @@ class State : public std::enable_shared_from_this<State> {
       }
       if (!replaced) headers_.emplace_back(name, value);
     }
+    // The curl command's fixed part (the headers do not change per query), built once: every
+    // rule's every round records its command.
+    curl_prefix_ = "curl -X POST";
+    for (const auto& [name, value] : headers_) {
+      curl_prefix_ += " -H ";
+      append_shell_quoted(curl_prefix_,
+                          name + ": " +
+                              (core::iequals(name, "authorization") || net::looks_secret(name)
+                                   ? std::string("<secret>")
+                                   : value));
+    }
   }
 
   [[nodiscard]] std::string request_curl(std::string_view expr, core::TimePoint ts) const {
     const std::string time = core::format_rfc3339_seconds(ts);
     const std::string url = net::redact_url(
         render(display_parts_.empty() ? parts_ : display_parts_, Args{expr, time, {}, {}}));
-    std::string out = "curl -X POST";
-    for (const auto& [name, value] : headers_) {
-      out += " -H ";
-      append_shell_quoted(out, name + ": " +
-                                   (core::iequals(name, "authorization") || net::looks_secret(name)
-                                        ? std::string("<secret>")
-                                        : value));
-    }
+    std::string out;
+    out.reserve(curl_prefix_.size() + url.size() + 8);
+    out.append(curl_prefix_);
     out += ' ';
     append_shell_quoted(out, url);
     return out;
@@ -338,6 +344,7 @@ class State : public std::enable_shared_from_this<State> {
   std::vector<Part> display_parts_;  // with secret-looking args hidden; empty = same as parts_
   bool secret_args_ = false;
   net::Headers headers_;
+  std::string curl_prefix_;  // "curl -X POST -H '...' ...", see request_curl
   std::vector<std::unique_ptr<InstantParser>> free_parsers_;
 };
 
