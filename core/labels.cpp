@@ -163,8 +163,9 @@ uint64_t Labels::hash_without_name() const {
   return h.value();
 }
 
-// Every block is laid out by from_sorted: offsets from 0, the chars packed in order. So the
-// offsets and chars (contiguous in the block) plus the size say exactly which set it is.
+// Every block is laid out by from_sorted, the same way for the same set: so the offsets and
+// chars (contiguous in the block; json_flags, a cache, is left out) plus the size say exactly
+// which set it is.
 uint64_t Labels::content_hash() const {
   if (b_ == nullptr) return 0;
   const std::string_view bytes(reinterpret_cast<const char*>(b_->offs()),
