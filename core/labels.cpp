@@ -78,25 +78,34 @@ Labels Labels::from_sorted(std::span<const Label> items) {
   size_t chars = 1;
   for (const auto& l : items) chars += l.name.size() + l.value.size() + 6;
   if (chars > UINT32_MAX || items.size() > UINT32_MAX / 2) throw std::length_error("label set");
-  const size_t bytes = sizeof(Block) + 2 * sizeof(uint32_t) * items.size() + chars;
+  const size_t offset_bytes = Block::offset_bytes(items.size(), chars);
+  const size_t bytes = sizeof(Block) + offset_bytes + chars;
   void* mem = ::operator new(bytes);
   auto* b = new (mem) Block{};
   b->refs.store(1, std::memory_order_relaxed);
   b->size = static_cast<uint32_t>(items.size());
   b->chars = static_cast<uint32_t>(chars);
-  auto* offs = reinterpret_cast<uint32_t*>(b + 1);
-  char* data = reinterpret_cast<char*>(offs + 2 * items.size());
+  const bool narrow = b->narrow();
+  void* offs = b + 1;
+  auto set_off = [&](size_t k, size_t v) {
+    if (narrow) {
+      static_cast<uint16_t*>(offs)[k] = static_cast<uint16_t>(v);
+    } else {
+      static_cast<uint32_t*>(offs)[k] = static_cast<uint32_t>(v);
+    }
+  };
+  char* data = reinterpret_cast<char*>(b + 1) + offset_bytes;
   char* w = data;
   for (size_t i = 0; i < items.size(); ++i) {
     const auto& l = items[i];
     *w++ = i == 0 ? '{' : ',';
     *w++ = '"';
-    offs[2 * i] = static_cast<uint32_t>(w - data);
+    set_off(2 * i, static_cast<size_t>(w - data));
     if (!l.name.empty()) std::memcpy(w, l.name.data(), l.name.size());
     w += l.name.size();
     std::memcpy(w, "\":\"", 3);
     w += 3;
-    offs[2 * i + 1] = static_cast<uint32_t>(w - data);
+    set_off(2 * i + 1, static_cast<size_t>(w - data));
     if (!l.value.empty()) std::memcpy(w, l.value.data(), l.value.size());
     w += l.value.size();
     *w++ = '"';
@@ -168,8 +177,9 @@ uint64_t Labels::hash_without_name() const {
 // which set it is.
 uint64_t Labels::content_hash() const {
   if (b_ == nullptr) return 0;
-  const std::string_view bytes(reinterpret_cast<const char*>(b_->offs()),
-                               2 * sizeof(uint32_t) * b_->size + b_->chars);
+  // Offsets and chars: the chars alone are ambiguous (a value may hold `","`).
+  const std::string_view bytes(reinterpret_cast<const char*>(b_ + 1),
+                               Block::offset_bytes(b_->size, b_->chars) + b_->chars);
   return mix64(std::hash<std::string_view>{}(bytes) ^ b_->size);
 }
 
@@ -218,7 +228,7 @@ std::optional<std::string_view> Labels::verbatim_json(JsonEscape style, bool ale
 
 size_t Labels::block_bytes() const {
   if (b_ == nullptr) return 0;
-  return sizeof(Block) + 2 * sizeof(uint32_t) * b_->size + b_->chars;
+  return sizeof(Block) + Block::offset_bytes(b_->size, b_->chars) + b_->chars;
 }
 
 bool operator==(const Labels& a, const Labels& b) {
@@ -226,7 +236,8 @@ bool operator==(const Labels& a, const Labels& b) {
   if (a.size() != b.size()) return false;
   if (a.b_->chars != b.b_->chars) return false;
   // Same offsets and same chars <=> same labels.
-  return std::memcmp(a.b_ + 1, b.b_ + 1, 2 * sizeof(uint32_t) * a.size() + a.b_->chars) == 0;
+  return std::memcmp(a.b_ + 1, b.b_ + 1,
+                     Labels::Block::offset_bytes(a.size(), a.b_->chars) + a.b_->chars) == 0;
 }
 
 // ---- LabelsBuilder -----------------------------------------------------------------------------

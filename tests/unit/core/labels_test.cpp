@@ -153,3 +153,25 @@ TEST_CASE("labels: names and values read back whatever bytes they hold", "[core]
   CHECK(back[3] == core::Label{"}", "{"});
   CHECK(core::Labels::from(back) == ls);
 }
+
+TEST_CASE("labels: a set over 64 KB of text (4-byte offsets) reads back the same", "[core][labels]") {
+  const std::string big(70'000, 'x');
+  const core::Labels ls{{"a", "1"}, {"big", big}, {"c", "3"}};
+  CHECK(ls.get("a") == "1");
+  CHECK(ls.get("big") == big);
+  CHECK(ls.get("c") == "3");
+  CHECK(ls.block_bytes() > 70'000);
+  const core::Labels same{{"c", "3"}, {"big", big}, {"a", "1"}};
+  CHECK(same == ls);
+  CHECK_FALSE(same == core::Labels{{"a", "1"}, {"big", big}, {"c", "4"}});
+  CHECK(ls.verbatim_json(core::JsonEscape::go, false)->size() == 70'000 + 26);
+  // Around the boundary: text of exactly 65,535 bytes and one more.
+  for (const size_t n : {size_t{65'535 - 8}, size_t{65'536 - 8}}) {
+    const core::Labels edge{{"k", std::string(n, 'y')}};  // {"k":"..."} is n + 8 bytes
+    CHECK(edge.get("k")->size() == n);
+    CHECK(edge.verbatim_json(core::JsonEscape::qtpl, true)->size() == n + 8);
+    CHECK(edge.block_bytes() == 16 + (n + 8 <= 65'535 ? 4 : 8) + n + 8);
+  }
+  // Small sets: 2-byte offsets.
+  CHECK(core::Labels{{"a", "1"}}.block_bytes() == 16 + 4 + 9);
+}
