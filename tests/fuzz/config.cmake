@@ -15,7 +15,7 @@ add_executable(rules_file_fuzz
   ${ALERTD_ROOT}/config/glob.cpp
   ${ALERTD_ROOT}/config/promql.cpp
   ${ALERTD_ROOT}/core/duration.cpp
-  ${ALERTD_ROOT}/core/labels.cpp
+  ${FUZZ_LABELS_SOURCES}
   ${ALERTD_ROOT}/core/limit_hits.cpp)
 target_include_directories(rules_file_fuzz PRIVATE ${ALERTD_ROOT})
 target_compile_options(rules_file_fuzz PRIVATE ${FUZZ_FLAGS})

@@ -2,9 +2,7 @@
 add_executable(notifier_payload_fuzz
   ${CMAKE_CURRENT_LIST_DIR}/notifier_payload_fuzz.cpp
   ${ALERTD_ROOT}/notifier/alertmanager_payload.cpp
-  ${ALERTD_ROOT}/core/alert_json.cpp
-  ${ALERTD_ROOT}/core/json_string.cpp
-  ${ALERTD_ROOT}/core/labels.cpp
+  ${FUZZ_LABELS_SOURCES}
   ${ALERTD_ROOT}/core/time.cpp)
 target_include_directories(notifier_payload_fuzz PRIVATE ${ALERTD_ROOT} ${RAPIDJSON_INCLUDE_DIR})
 target_compile_options(notifier_payload_fuzz PRIVATE ${FUZZ_FLAGS})

@@ -5,10 +5,8 @@ add_executable(relabel_fuzz
   ${CMAKE_CURRENT_LIST_DIR}/relabel_fuzz.cpp
   ${ALERTD_ROOT}/notifier/relabel.cpp
   ${ALERTD_ROOT}/notifier/alertmanager_payload.cpp
-  ${ALERTD_ROOT}/core/alert_json.cpp
-  ${ALERTD_ROOT}/core/json_string.cpp
   ${ALERTD_ROOT}/core/relabel_config.cpp
-  ${ALERTD_ROOT}/core/labels.cpp
+  ${FUZZ_LABELS_SOURCES}
   ${ALERTD_ROOT}/core/time.cpp)
 target_include_directories(relabel_fuzz PRIVATE ${ALERTD_ROOT})
 target_compile_options(relabel_fuzz PRIVATE ${FUZZ_FLAGS})

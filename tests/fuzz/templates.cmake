@@ -7,7 +7,7 @@ add_executable(templates_fuzz
   ${ALERTD_ROOT}/templates/exec.cpp
   ${ALERTD_ROOT}/templates/funcs.cpp
   ${ALERTD_ROOT}/templates/go_fmt.cpp
-  ${ALERTD_ROOT}/core/labels.cpp
+  ${FUZZ_LABELS_SOURCES}
   ${ALERTD_ROOT}/core/duration.cpp
   ${ALERTD_ROOT}/core/limit_hits.cpp
   ${ALERTD_ROOT}/core/time.cpp)
