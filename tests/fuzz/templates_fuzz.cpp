@@ -53,17 +53,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!t) return 0;
   // Before each render, another one leaves different values in the reused variable slots, so
   // a read of a slot the input never wrote shows up as two different outputs.
-  auto fill = [&](std::string_view v) {
+  // The two fillers are parsed once (parsing them per input took a seventh of the run).
+  auto filler = [](std::string_view v) {
     std::string text;
     for (char c = 'a'; c <= 'p'; ++c) text += std::string("{{ $") + c + " := \"" + std::string(v) + "\" }}";
-    std::string sink;
-    if (auto f = templates::Template::parse(text)) (void)f->render(d, env, sink);
+    auto f = templates::Template::parse(text);
+    check(f.has_value());
+    return std::move(*f);
   };
-  fill("stale-1");
+  static const auto stale1 = filler("stale-1");
+  static const auto stale2 = filler("stale-2");
+  auto fill = [&](const templates::Template& f) {
+    std::string sink;
+    check(f.render(d, env, sink).has_value());
+  };
+  fill(stale1);
   std::string out = "prefix:";
   auto r1 = t->render(d, env, out);
   if (!r1) check(out == "prefix:");
-  fill("stale-2");
+  fill(stale2);
   std::string again = "prefix:";
   auto r2 = t->render(d, env, again);
   check(r1.has_value() == r2.has_value());
