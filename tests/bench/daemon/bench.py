@@ -71,8 +71,13 @@ def iterations(port):
 
 
 def am_count(port):
-    alerts, posts = get("http://127.0.0.1:%d/count" % port).split()
+    alerts, posts, _, _ = get("http://127.0.0.1:%d/count" % port).split()
     return int(alerts), int(posts)
+
+
+def rw_count(port):
+    _, _, writes, nbytes = get("http://127.0.0.1:%d/count" % port).split()
+    return int(writes), int(nbytes)
 
 
 def wait_for(pred, timeout, what):
@@ -108,6 +113,9 @@ def measure(args, size, ds_port, am_port, fakes, workdir):
     cmd = [args.alertd, "-rule=" + rule_file, "-datasource.url=http://127.0.0.1:%d" % ds_port,
            "-notifier.url=http://127.0.0.1:%d" % am_port, "-evaluationInterval=%ds" % interval,
            "-rule.evalDelay=0s", "-group.maxStartDelay=1s", "-httpListenAddr=127.0.0.1:%d" % port]
+    if args.remote_write:
+        # The fake Alertmanager is the receiver too; flushed every second like vmalert's default.
+        cmd.append("-remoteWrite.url=http://127.0.0.1:%d" % am_port)
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
     try:
         # Warm-up: two whole rounds of every group, then move half an interval away from the
@@ -118,10 +126,12 @@ def measure(args, size, ds_port, am_port, fakes, workdir):
         c0, f0 = cpu_seconds(proc.pid), [cpu_seconds(p.pid) for p in fakes]
         s0, n0 = iterations(port)
         a0, p0 = am_count(am_port)
+        w0 = rw_count(am_port)
         time.sleep(rounds * interval)
         c1, f1 = cpu_seconds(proc.pid), [cpu_seconds(p.pid) for p in fakes]
         s1, n1 = iterations(port)
         a1, p1 = am_count(am_port)
+        w1 = rw_count(am_port)
         rss, hwm = mem_kb(proc.pid)
         done = max(1, n1 - n0) * alerts / groups
         row = {
@@ -135,6 +145,7 @@ def measure(args, size, ds_port, am_port, fakes, workdir):
             "am_cpu_us": (f1[1] - f0[1]) * 1e6 / done,
             "rss_mb": rss / 1024, "hwm_mb": hwm / 1024, "bytes_per_alert": rss * 1024 / alerts,
             "iter_ms": (s1 - s0) * 1e3 / max(1, n1 - n0),
+            "rw_requests": w1[0] - w0[0], "rw_mb": (w1[1] - w0[1]) / 1e6,
         }
         # One GET of each API, half an interval away from the evaluations (same phase as t0).
         for name, path in (("rules", "/api/v1/rules"), ("alerts", "/api/v1/alerts")):
@@ -193,6 +204,9 @@ def main():
                     help="evaluation interval at 100k alerts (120 s like vmalert's run)")
     ap.add_argument("--interval-10k", type=int, default=30)
     ap.add_argument("--interval-1k", type=int, default=5)
+    ap.add_argument("--remote-write", action="store_true",
+                    help="also -remoteWrite.url (ALERTS and ALERTS_FOR_STATE for every alert), "
+                         "received and counted by the fake Alertmanager")
     args = ap.parse_args()
     sizes = {
         "1k": ("1k", 10, 10, 10, args.interval_1k),
@@ -232,10 +246,16 @@ def main():
     for rows in runs:
         for r in rows:
             ok = r["iterations"] == r["iterations_expected"] and r["am_alerts"] == r["am_expected"]
+            if args.remote_write and r["rw_requests"] == 0:
+                ok = False
+            rw = ""
+            if args.remote_write:
+                rw = ", %d remote-write requests (%.1f MB compressed)" % (r["rw_requests"],
+                                                                        r["rw_mb"])
             print("- %s: %d group iterations (expected %d), %d alerts in %d posts to the fake "
-                  "Alertmanager (expected %d)%s" % (
+                  "Alertmanager (expected %d)%s%s" % (
                       r["label"], r["iterations"], r["iterations_expected"], r["am_alerts"],
-                      r["am_posts"], r["am_expected"], "" if ok else "  **MISMATCH**"))
+                      r["am_posts"], r["am_expected"], rw, "" if ok else "  **MISMATCH**"))
 
 
 if __name__ == "__main__":

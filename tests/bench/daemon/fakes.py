@@ -6,7 +6,9 @@
                      rendered once per query and cached; serving is one bytes.replace of the
                      sample timestamp.
   fakes.py am PORT   fake Alertmanager: accepts POST /api/v2/alerts and counts alerts (occurrences
-                     of `"labels":`, no JSON parsing). GET /count answers `<alerts> <posts>`.
+                     of `"labels":`, no JSON parsing). Also a remote-write receiver: POST
+                     /api/v1/write is answered 204 and counted (requests and body bytes, never
+                     decoded). GET /count answers `<alerts> <posts> <writes> <write bytes>`.
 
 Single-threaded asyncio on raw sockets (http.server costs ~1 ms per request); run.sh measures
 each fake's own CPU and prints it beside alertd's.
@@ -41,6 +43,8 @@ class Peer(asyncio.Protocol):
     cache = {}
     alerts = 0
     posts = 0
+    writes = 0
+    write_bytes = 0
 
     def __init__(self, mode):
         self.mode = mode
@@ -85,8 +89,14 @@ class Peer(asyncio.Protocol):
                 Peer.alerts += body.count(b'"labels":')
                 Peer.posts += 1
                 return self.reply(b"200 OK", b"")
+            if path == "/api/v1/write":
+                Peer.writes += 1
+                Peer.write_bytes += len(body)
+                self.t.write(b"HTTP/1.1 204 No Content\r\n\r\n")
+                return None
             if path == "/count":
-                return self.reply(b"200 OK", b"%d %d" % (Peer.alerts, Peer.posts), b"text/plain")
+                return self.reply(b"200 OK", b"%d %d %d %d" % (
+                    Peer.alerts, Peer.posts, Peer.writes, Peer.write_bytes), b"text/plain")
             return self.reply(b"404 Not Found", b"not found")
         if path != "/api/v1/query":
             return self.reply(b"404 Not Found", b"not found")
