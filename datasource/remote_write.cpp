@@ -3,6 +3,8 @@
 #include <snappy.h>
 
 #include <algorithm>
+#include <bit>
+#include <cstring>
 #include <deque>
 #include <list>
 #include <mutex>
@@ -13,7 +15,6 @@
 #include "core/limit_hits.hpp"
 #include "core/strings.hpp"
 #include "datasource/http_querier.hpp"
-#include "remote_write.pb.h"  // generated from datasource/remote_write.proto
 #include "net/url.hpp"
 
 namespace datasource {
@@ -23,34 +24,110 @@ namespace {
 // The largest answer read from the receiver: only error texts are of interest.
 constexpr size_t kMaxResponseBytes = 64 * 1024;
 
-// Builds the protobuf message into reused storage: the repeated fields keep their cleared
-// elements, so a steady stream of batches allocates little.
+// Protobuf wire format of prometheus.WriteRequest (remote_write.proto), written straight into
+// one reused buffer: no message objects. The generated classes kept every label of the largest
+// batch as its own string between batches (16.6 MB at 10,000 alerts and the default batch of
+// 10,000 rows) and cost a copy of each label. Field for field the bytes are what libprotobuf's
+// serializer writes (proto3: empty strings, a +0.0 value and a 0 timestamp are left out); the
+// unit tests compare the two.
+namespace wire {
+
+constexpr size_t varint_size(uint64_t v) {
+  size_t n = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    ++n;
+  }
+  return n;
+}
+
+inline char* put_varint(char* p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = static_cast<char>(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = static_cast<char>(v);
+  return p;
+}
+
+// A length-delimited field's size on the wire: tag (one byte for fields 1-15), length, bytes.
+constexpr size_t field_size(size_t len) { return 1 + varint_size(len) + len; }
+
+// Label{name = 1, value = 2}.
+inline size_t label_size(const core::Label& l) {
+  return (l.name.empty() ? 0 : field_size(l.name.size())) +
+         (l.value.empty() ? 0 : field_size(l.value.size()));
+}
+
+// Sample{double value = 1; int64 timestamp = 2}.
+inline size_t sample_size(const core::Series& s) {
+  return (std::bit_cast<uint64_t>(s.value) == 0 ? 0 : 9) +
+         (s.timestamp_ms == 0 ? 0 : 1 + varint_size(static_cast<uint64_t>(s.timestamp_ms)));
+}
+
+// TimeSeries{repeated Label labels = 1; repeated Sample samples = 2}, one sample.
+inline size_t series_size(const core::Series& s) {
+  size_t n = field_size(sample_size(s));
+  for (const auto& l : s.labels) n += field_size(label_size(l));
+  return n;
+}
+
+inline char* put_bytes(char* p, char tag, std::string_view b) {
+  *p++ = tag;
+  p = put_varint(p, b.size());
+  std::memcpy(p, b.data(), b.size());
+  return p + b.size();
+}
+
+char* put_series(char* p, const core::Series& s, size_t size) {
+  *p++ = 0x0A;  // WriteRequest.timeseries, length-delimited
+  p = put_varint(p, size);
+  for (const auto& l : s.labels) {
+    *p++ = 0x0A;  // TimeSeries.labels
+    p = put_varint(p, label_size(l));
+    if (!l.name.empty()) p = put_bytes(p, 0x0A, l.name);
+    if (!l.value.empty()) p = put_bytes(p, 0x12, l.value);
+  }
+  *p++ = 0x12;  // TimeSeries.samples
+  p = put_varint(p, sample_size(s));
+  if (const auto bits = std::bit_cast<uint64_t>(s.value); bits != 0) {
+    *p++ = 0x09;  // Sample.value, fixed 64-bit little-endian
+    for (int i = 0; i < 8; ++i) *p++ = static_cast<char>(bits >> (8 * i));
+  }
+  if (s.timestamp_ms != 0) {
+    *p++ = 0x10;  // Sample.timestamp, varint (two's complement for negative values)
+    p = put_varint(p, static_cast<uint64_t>(s.timestamp_ms));
+  }
+  return p;
+}
+
+}  // namespace wire
+
+// Encodes into a reused buffer, then compresses into `out` and trims it to its size (snappy
+// sizes its output for the worst case, 1.17x the input, and a body kept for retries would
+// hold that much).
 class Encoder {
  public:
   size_t encode(std::span<const core::Series> series, std::string& out) {
-    request_.Clear();
-    request_.mutable_timeseries()->Reserve(static_cast<int>(series.size()));
+    size_t total = 0;
+    sizes_.clear();
+    sizes_.reserve(series.size());
     for (const auto& s : series) {
-      auto* ts = request_.add_timeseries();
-      ts->mutable_labels()->Reserve(static_cast<int>(s.labels.size()));
-      for (const auto& l : s.labels) {
-        auto* label = ts->add_labels();
-        label->set_name(l.name.data(), l.name.size());
-        label->set_value(l.value.data(), l.value.size());
-      }
-      auto* sample = ts->add_samples();
-      sample->set_value(s.value);
-      sample->set_timestamp(s.timestamp_ms);
+      const size_t n = wire::series_size(s);
+      sizes_.push_back(n);
+      total += wire::field_size(n);
     }
-    raw_.clear();
-    request_.SerializeToString(&raw_);
+    raw_.resize(total);
+    char* p = raw_.data();
+    for (size_t i = 0; i < series.size(); ++i) p = wire::put_series(p, series[i], sizes_[i]);
     out.clear();
     snappy::Compress(raw_.data(), raw_.size(), &out);
+    out.shrink_to_fit();
     return raw_.size();
   }
 
  private:
-  prometheus::WriteRequest request_;
+  std::vector<size_t> sizes_;
   std::string raw_;
 };
 

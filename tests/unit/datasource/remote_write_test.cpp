@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -95,6 +96,57 @@ TEST_CASE("remote write encodes a WriteRequest that decodes back", "[remote_writ
   CHECK(t1.labels(1).name() == "alertstate");
   // The staleness marker keeps its exact NaN payload on the wire.
   CHECK(core::is_stale_nan(t1.samples(0).value()));
+}
+
+TEST_CASE("remote write writes the same bytes as libprotobuf's serializer", "[remote_write]") {
+  // Edge cases of the wire format: proto3 defaults left out (empty strings, +0.0, timestamp 0)
+  // but -0.0 and NaNs kept, negative timestamps as 10-byte varints, lengths of 1, 2 and 3
+  // varint bytes, a series without labels, and many series in one request.
+  std::vector<core::Series> in;
+  auto add = [&](std::vector<std::pair<std::string, std::string>> ls, double v, int64_t ts) {
+    core::LabelsBuilder b;
+    for (const auto& [n, val] : ls) b.set(n, val);
+    in.push_back({b.build(), v, ts});
+  };
+  add({{"__name__", "up"}, {"job", "node"}}, 1, 1'700'000'000'123);
+  add({{"__name__", "zero"}}, 0.0, 0);
+  add({{"__name__", "negzero"}}, -0.0, -1);
+  add({{"__name__", "nan"}, {"empty", ""}}, std::nan(""), std::numeric_limits<int64_t>::min());
+  add({{"", "no name"}}, core::stale_nan(), std::numeric_limits<int64_t>::max());
+  add({}, 3.5, 42);
+  add({{"long", std::string(200, 'x')}, {"longer", std::string(20'000, 'y')}}, -1e300, 127);
+  add({{"a", std::string("\xff\0b", 3)}}, std::numeric_limits<double>::infinity(), 128);
+  for (int i = 0; i < 300; ++i) add({{"__name__", "m"}, {"i", std::to_string(i)}}, i, i * 1000);
+
+  prometheus::WriteRequest want;
+  for (const auto& s : in) {
+    auto* ts = want.add_timeseries();
+    for (const auto& l : s.labels) {
+      auto* label = ts->add_labels();
+      label->set_name(std::string(l.name));
+      label->set_value(std::string(l.value));
+    }
+    auto* sample = ts->add_samples();
+    sample->set_value(s.value);
+    sample->set_timestamp(s.timestamp_ms);
+  }
+  std::string want_raw;
+  REQUIRE(want.SerializeToString(&want_raw));
+
+  std::string body;
+  const size_t raw_size = datasource::encode_write_request(in, body);
+  std::string raw;
+  REQUIRE(snappy::Uncompress(body.data(), body.size(), &raw));
+  CHECK(raw_size == raw.size());
+  CHECK(raw.size() == want_raw.size());
+  CHECK(raw == want_raw);
+  // The body is trimmed to its compressed size (a batch kept for retries holds only that).
+  CHECK(body.capacity() < raw.size());
+
+  // And an empty request is empty.
+  CHECK(datasource::encode_write_request({}, body) == 0);
+  REQUIRE(snappy::Uncompress(body.data(), body.size(), &raw));
+  CHECK(raw.empty());
 }
 
 TEST_CASE("remote write request: URL, headers and auth", "[remote_write]") {
