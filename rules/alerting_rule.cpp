@@ -162,8 +162,16 @@ struct AlertingRule::Impl {
   UpdateHistory history{20};
   uint64_t errors_total = 0;
   uint64_t fired_total = 0;
-  // Series written last successful round, by text form, for staleness markers.
-  std::map<std::string, core::Labels> prev_series;
+  // What the last successful round wrote for each active alert, for staleness markers: ALERTS
+  // with this state and ALERTS_FOR_STATE, both the alert's labels plus the series name (and the
+  // state). Sorted by ID; the alert's own label block, shared, not the two series' blocks and
+  // their text (~1 kB an alert at 13 labels).
+  struct Written {
+    uint64_t id = 0;
+    core::Labels labels;
+    AlertState state = AlertState::pending;
+  };
+  std::vector<Written> written;
   // Timestamp of those series: close() must write its markers strictly later, or a remote-write
   // receiver rejects the whole batch ("duplicate sample for timestamp").
   int64_t prev_series_ms = 0;
@@ -177,6 +185,45 @@ struct AlertingRule::Impl {
   std::vector<std::string> annotation_values;  // rendered annotations of one series
   std::vector<core::Label> annotation_items;
   std::unordered_set<uint64_t> updated;
+  core::LabelsBuilder series_b;
+
+  // ALERTS{labels, alertstate="state"} and ALERTS_FOR_STATE{labels}.
+  core::Labels alerts_series(const core::Labels& alert_labels, AlertState state) {
+    series_b.reset(alert_labels);
+    series_b.set(kMetricName, kAlertsMetric);
+    series_b.set(kAlertStateLabel, to_string(state));
+    return series_b.build();
+  }
+  core::Labels for_state_series(const core::Labels& alert_labels) {
+    series_b.reset(alert_labels);
+    series_b.set(kMetricName, kAlertsForStateMetric);
+    return series_b.build();
+  }
+
+  // Staleness markers at `ts_ms` for what `written` has and `current` (sorted by ID, what this
+  // round writes) does not. Two alerts write the same ALERTS series only when their labels differ
+  // in an `alertstate` label alone (ALERTS overrides it), so only then are series compared as
+  // text: no marker for a series written this round, and one marker per series.
+  void mark_stale(const std::vector<Written>& current, int64_t ts_ms,
+                  std::vector<core::Series>& out) {
+    auto has_state_label = [](const Written& w) { return w.labels.get(kAlertStateLabel).has_value(); };
+    const bool text_check = std::any_of(current.begin(), current.end(), has_state_label) ||
+                            std::any_of(written.begin(), written.end(), has_state_label);
+    std::unordered_set<std::string> alerts_text;  // ALERTS series written or marked (text_check)
+    if (text_check) {
+      for (const auto& c : current) alerts_text.insert(alerts_series(c.labels, c.state).to_string());
+    }
+    size_t j = 0;
+    for (const auto& p : written) {
+      while (j < current.size() && current[j].id < p.id) ++j;
+      const bool same_alert = j < current.size() && current[j].id == p.id && current[j].labels == p.labels;
+      if (!same_alert) out.push_back({for_state_series(p.labels), stale_nan(), ts_ms});
+      if (same_alert && current[j].state == p.state) continue;
+      core::Labels als = alerts_series(p.labels, p.state);
+      if (text_check && !alerts_text.insert(als.to_string()).second) continue;
+      out.push_back({std::move(als), stale_nan(), ts_ms});
+    }
+  }
 
   void record(RuleUpdate u) {
     if (!u.error.empty()) ++errors_total;
@@ -398,24 +445,17 @@ core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, cor
   // Step 8: ALERTS / ALERTS_FOR_STATE and staleness markers.
   if (info.emit_series) {
     const int64_t ts_ms = series_ts_ms(ts);
-    std::map<std::string, core::Labels> current;
-    for (const auto& [id, a] : s.alerts) {
+    std::vector<Impl::Written> current;
+    current.reserve(s.alerts.size());
+    for (const auto& [id, a] : s.alerts) {  // by ID
       if (a.state == AlertState::inactive) continue;
-      core::Labels alerts_ls = a.labels;
-      alerts_ls.set(kMetricName, kAlertsMetric);
-      alerts_ls.set(kAlertStateLabel, to_string(a.state));
-      core::Labels for_ls = a.labels;
-      for_ls.set(kMetricName, kAlertsForStateMetric);
-      stats.series.push_back({alerts_ls, 1.0, ts_ms});
-      stats.series.push_back(
-          {for_ls, static_cast<double>(core::unix_seconds(a.active_at)), ts_ms});
-      current.emplace(alerts_ls.to_string(), std::move(alerts_ls));
-      current.emplace(for_ls.to_string(), std::move(for_ls));
+      stats.series.push_back({s.alerts_series(a.labels, a.state), 1.0, ts_ms});
+      stats.series.push_back({s.for_state_series(a.labels),
+                              static_cast<double>(core::unix_seconds(a.active_at)), ts_ms});
+      current.push_back({id, a.labels, a.state});
     }
-    for (auto& [key, ls] : s.prev_series) {
-      if (!current.contains(key)) stats.series.push_back({ls, stale_nan(), ts_ms});
-    }
-    s.prev_series = std::move(current);
+    s.mark_stale(current, ts_ms, stats.series);
+    s.written = std::move(current);
     s.prev_series_ms = ts_ms;
   }
 
@@ -554,8 +594,8 @@ Rule::Closed AlertingRule::close(core::TimePoint now) {
   // Series timestamps are whole seconds: a rule removed within the second of its last round
   // would otherwise mark its series stale at that round's own timestamp.
   const int64_t ts_ms = std::max(series_ts_ms(now), s.prev_series_ms + 1);
-  for (auto& [key, ls] : s.prev_series) out.series.push_back({std::move(ls), stale_nan(), ts_ms});
-  s.prev_series.clear();
+  s.mark_stale({}, ts_ms, out.series);
+  s.written.clear();
   s.alerts.clear();
   return out;
 }

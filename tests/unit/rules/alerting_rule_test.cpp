@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iterator>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -431,6 +433,57 @@ TEST_CASE("ALERTS and ALERTS_FOR_STATE series with staleness markers", "[rules][
   REQUIRE(res->series.size() == 2);
   CHECK(std::all_of(res->series.begin(), res->series.end(),
                     [](const rules::Series& s) { return rules::is_stale_nan(s.value); }));
+}
+
+TEST_CASE("staleness markers are exactly the series written last round and not this one",
+          "[rules][series]") {
+  // A model of what the rule must do, by series text: markers = last round's series minus this
+  // round's, each once. Random rounds over 12 series, some carrying their own `alertstate`
+  // label (ALERTS overrides it, so two alerts can write one ALERTS series), with `for` so that
+  // alerts go pending -> firing, disappear and come back; then close() marks the rest.
+  Harness h({.for_ = 60s});
+  std::vector<FakeSeries> all;
+  for (int i = 0; i < 8; ++i) all.push_back(series("i" + std::to_string(i)));
+  for (const char* st : {"firing", "pending", "other", ""}) {
+    FakeSeries f = series("i0");
+    if (*st) f.labels.set("alertstate", st);
+    f.labels.set("job", "j");
+    all.push_back(f);
+  }
+  uint64_t rng = 12345;
+  auto next = [&] {
+    rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+    return rng >> 33;
+  };
+  std::set<std::string> prev;  // series texts written last round
+  auto texts = [](const std::vector<rules::Series>& ss, bool stale) {
+    std::vector<std::string> out;
+    for (const auto& x : ss)
+      if (rules::is_stale_nan(x.value) == stale) out.push_back(x.labels.to_string());
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  int markers_seen = 0;
+  for (int round = 0; round < 200; ++round) {
+    std::vector<FakeSeries> in;
+    for (const auto& f : all)
+      if (next() % 3 != 0) in.push_back(f);
+    auto res = h.step(in);
+    REQUIRE(res);
+    const auto written = texts(res->series, false);
+    const std::set<std::string> now(written.begin(), written.end());
+    std::vector<std::string> want;
+    std::set_difference(prev.begin(), prev.end(), now.begin(), now.end(), std::back_inserter(want));
+    const auto got = texts(res->series, true);
+    INFO("round " << round);
+    CHECK(got == want);
+    markers_seen += static_cast<int>(got.size());
+    prev = now;
+  }
+  CHECK(markers_seen > 100);
+  auto closed = h.rule.close(h.clock.now());
+  const auto got = texts(closed.series, true);
+  CHECK(got == std::vector<std::string>(prev.begin(), prev.end()));
 }
 
 TEST_CASE("state restore sets ActiveAt of pending alerts once", "[rules][restore]") {
