@@ -11,6 +11,28 @@ namespace {
 
 constexpr std::string_view kMetricName = "__name__";
 
+// A series written, by content hash: equal sets hash equal, so sorted by hash, equal sets sit
+// in one run of equal hashes (tiny: a 64-bit hash collides almost never); `index` is its place
+// in the round's result.
+struct Written {
+  uint64_t hash = 0;
+  core::Labels labels;
+  size_t index = 0;
+  friend bool operator<(const Written& a, const Written& b) {
+    return a.hash != b.hash ? a.hash < b.hash : a.index < b.index;
+  }
+};
+
+// Whether `sorted` holds a set equal to `w`.
+bool contains(const std::vector<Written>& sorted, const Written& w) {
+  auto it = std::lower_bound(sorted.begin(), sorted.end(), w.hash,
+                             [](const Written& x, uint64_t h) { return x.hash < h; });
+  for (; it != sorted.end() && it->hash == w.hash; ++it) {
+    if (it->labels == w.labels) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 struct RecordingRule::Impl {
@@ -23,8 +45,9 @@ struct RecordingRule::Impl {
   int limit = 0;
   UpdateHistory history{20};
   uint64_t errors_total = 0;
-  // Series written last successful round, by their label text, for staleness markers.
-  std::map<std::string, core::Labels> prev_series;
+  // Series written last successful round, for staleness markers: sorted by hash, each the
+  // block that was written (shared), no text key (the text doubled every series' cost).
+  std::vector<Written> written;
 
   void record(RuleUpdate u) {
     if (!u.error.empty()) ++errors_total;
@@ -76,10 +99,10 @@ core::Result<ExecStats> RecordingRule::apply(const core::QueryResult& result, co
   }
   std::vector<core::Series> out;
   out.reserve(n);
-  std::map<std::string, core::Labels> current;
+  std::vector<Written> current;
+  current.reserve(n);
   for (size_t i = 0; i < n; ++i) {
     core::Labels ls = result.labels(i).to_labels();
-    const core::Labels original = ls;
     ls.set(kMetricName, s.name);
     for (const auto& l : s.labels) {
       if (l.value.empty()) {
@@ -92,22 +115,36 @@ core::Result<ExecStats> RecordingRule::apply(const core::QueryResult& result, co
       }
       ls.set(l.name, l.value);
     }
-    std::string key = ls.to_string();
-    if (current.contains(key)) {
-      return fail_round("original metric " + original.to_string() + "; resulting labels " + key +
-                        ": result contains metrics with the same labelset during evaluation");
-    }
     const int64_t ts_ms = result.samples(i).empty() ? core::unix_ms(ts) : result.timestamp_ms(i);
     const double v = result.samples(i).empty() ? 0.0 : result.value(i);
     if (info.emit_series) out.push_back({ls, v, ts_ms});
-    current.emplace(std::move(key), std::move(ls));
+    const uint64_t h = ls.content_hash();
+    current.push_back({h, std::move(ls), i});
+  }
+  std::sort(current.begin(), current.end());
+  // Two series with one label set fail the round, named as the first one met in result order
+  // whose set an earlier series already had.
+  size_t dup = n;
+  for (size_t a = 0; a < current.size(); ++a) {
+    for (size_t b = a + 1; b < current.size() && current[b].hash == current[a].hash; ++b) {
+      if (current[b].labels == current[a].labels) dup = std::min(dup, current[b].index);
+    }
+  }
+  if (dup < n) {
+    core::Labels resulting;
+    for (const auto& w : current) {
+      if (w.index == dup) resulting = w.labels;
+    }
+    return fail_round("original metric " + result.labels(dup).to_labels().to_string() +
+                      "; resulting labels " + resulting.to_string() +
+                      ": result contains metrics with the same labelset during evaluation");
   }
   if (info.emit_series) {
     const int64_t stale_ms = core::unix_ms(ts);
-    for (auto& [key, ls] : s.prev_series) {
-      if (!current.contains(key)) out.push_back({ls, core::stale_nan(), stale_ms});
+    for (const auto& w : s.written) {
+      if (!contains(current, w)) out.push_back({w.labels, core::stale_nan(), stale_ms});
     }
-    s.prev_series = std::move(current);
+    s.written = std::move(current);
   }
   stats.series = std::move(out);
   s.record(std::move(upd));
@@ -133,10 +170,8 @@ void RecordingRule::update_from(Rule&& newer) {
 Rule::Closed RecordingRule::close(core::TimePoint now) {
   Closed out;
   const int64_t ts_ms = core::unix_ms(now);
-  for (auto& [key, ls] : impl_->prev_series) {
-    out.series.push_back({std::move(ls), core::stale_nan(), ts_ms});
-  }
-  impl_->prev_series.clear();
+  for (auto& w : impl_->written) out.series.push_back({std::move(w.labels), core::stale_nan(), ts_ms});
+  impl_->written.clear();
   return out;
 }
 

@@ -3,7 +3,12 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <iterator>
+#include <set>
+#include <string>
+#include <vector>
 #include <cmath>
 
 #include "core/limit_hits.hpp"
@@ -102,6 +107,65 @@ TEST_CASE("a series that disappears gets a staleness marker", "[rules][recording
   CHECK(closed.series[0].labels.get("job") == "a");
   CHECK(core::is_stale_nan(closed.series[0].value));
   CHECK(closed.alerts.empty());
+}
+
+TEST_CASE("recording rule staleness markers match a by-text model over random rounds",
+          "[rules][recording]") {
+  auto rule = make(core::Labels{{"job", "x"}});
+  // {job=a..} become {job=x, exported_job=..}; {instance=..} only get job=x.
+  std::vector<fakes::FakeSeries> all;
+  for (int i = 0; i < 6; ++i) all.push_back({core::Labels{{"job", "a" + std::to_string(i)}}, 1});
+  for (int i = 0; i < 6; ++i) all.push_back({core::Labels{{"instance", "h" + std::to_string(i)}}, 2});
+  uint64_t rng = 7;
+  std::set<std::string> prev;
+  core::TimePoint t = kTs;
+  for (int round = 0; round < 100; ++round) {
+    std::vector<fakes::FakeSeries> in;
+    for (const auto& f : all) {
+      rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+      if ((rng >> 33) % 3 != 0) in.push_back(f);
+    }
+    auto res = rule.apply(fakes::make_result(in), t, {}, with_series());
+    REQUIRE(res);
+    std::set<std::string> now;
+    std::vector<std::string> got;
+    for (const auto& x : res->series) {
+      if (core::is_stale_nan(x.value)) {
+        got.push_back(x.labels.to_string());
+        CHECK(x.timestamp_ms == core::unix_ms(t));
+      } else {
+        now.insert(x.labels.to_string());
+      }
+    }
+    std::sort(got.begin(), got.end());
+    std::vector<std::string> want;
+    std::set_difference(prev.begin(), prev.end(), now.begin(), now.end(), std::back_inserter(want));
+    INFO("round " << round);
+    CHECK(got == want);
+    prev = now;
+    t += std::chrono::minutes(1);
+  }
+  auto closed = rule.close(t);
+  std::vector<std::string> got;
+  for (const auto& x : closed.series) got.push_back(x.labels.to_string());
+  std::sort(got.begin(), got.end());
+  CHECK(got == std::vector<std::string>(prev.begin(), prev.end()));
+}
+
+TEST_CASE("recording rule names the first series whose label set repeats", "[rules][recording]") {
+  auto rule = make(core::Labels{{"job", "x"}});
+  // Series 1 and 3 become {job=x}; series 2 and 4 {job=x, exported_job=a}. Series 3 is the
+  // first met whose set an earlier one had.
+  auto result = fakes::make_result({{core::Labels{{"job", "a"}}, 1},
+                                    {core::Labels{{"__name__", "m"}, {"job", "x"}}, 2},
+                                    {core::Labels{{"__name__", "n"}, {"job", "a"}}, 3},
+                                    {core::Labels{{"job", "x"}}, 4}});
+  auto stats = rule.apply(result, kTs, {}, with_series());
+  REQUIRE_FALSE(stats);
+  CHECK(stats.error().message ==
+        "original metric {__name__=\"n\", job=\"a\"}; resulting labels {__name__=\"job:up:sum\", "
+        "cluster=\"c1\", exported_job=\"a\", job=\"x\"}: result contains metrics with the same labelset during "
+        "evaluation");
 }
 
 TEST_CASE("a group runs recording and alerting rules side by side", "[rules][group]") {
