@@ -101,7 +101,7 @@ TEST_CASE("remote write encodes a WriteRequest that decodes back", "[remote_writ
 TEST_CASE("remote write writes the same bytes as libprotobuf's serializer", "[remote_write]") {
   // Edge cases of the wire format: proto3 defaults left out (empty strings, +0.0, timestamp 0)
   // but -0.0 and NaNs kept, negative timestamps as 10-byte varints, lengths of 1, 2 and 3
-  // varint bytes, a series without labels, and many series in one request.
+  // varint bytes, a series without labels, and a request of several snappy blocks.
   std::vector<core::Series> in;
   auto add = [&](std::vector<std::pair<std::string, std::string>> ls, double v, int64_t ts) {
     core::LabelsBuilder b;
@@ -116,7 +116,10 @@ TEST_CASE("remote write writes the same bytes as libprotobuf's serializer", "[re
   add({}, 3.5, 42);
   add({{"long", std::string(200, 'x')}, {"longer", std::string(20'000, 'y')}}, -1e300, 127);
   add({{"a", std::string("\xff\0b", 3)}}, std::numeric_limits<double>::infinity(), 128);
-  for (int i = 0; i < 300; ++i) add({{"__name__", "m"}, {"i", std::to_string(i)}}, i, i * 1000);
+  // Over several snappy blocks (64 KiB), one series alone larger than a block.
+  for (int i = 0; i < 4000; ++i) add({{"__name__", "m"}, {"i", std::to_string(i)}}, i, i * 1000);
+  add({{"huge", std::string(150'000, 'h')}}, 1, 1);
+  for (int i = 0; i < 300; ++i) add({{"__name__", "n"}, {"i", std::to_string(i)}}, i, i);
 
   prometheus::WriteRequest want;
   for (const auto& s : in) {
