@@ -69,7 +69,7 @@ inline size_t sample_size(const core::Series& s) {
 // TimeSeries{repeated Label labels = 1; repeated Sample samples = 2}, one sample.
 inline size_t series_size(const core::Series& s) {
   size_t n = field_size(sample_size(s));
-  for (const auto& l : s.labels) n += field_size(label_size(l));
+  s.for_each_label([&](const core::Label& l) { n += field_size(label_size(l)); });
   return n;
 }
 
@@ -83,12 +83,12 @@ inline char* put_bytes(char* p, char tag, std::string_view b) {
 char* put_series(char* p, const core::Series& s, size_t size) {
   *p++ = 0x0A;  // WriteRequest.timeseries, length-delimited
   p = put_varint(p, size);
-  for (const auto& l : s.labels) {
+  s.for_each_label([&](const core::Label& l) {
     *p++ = 0x0A;  // TimeSeries.labels
     p = put_varint(p, label_size(l));
     if (!l.name.empty()) p = put_bytes(p, 0x0A, l.name);
     if (!l.value.empty()) p = put_bytes(p, 0x12, l.value);
-  }
+  });
   *p++ = 0x12;  // TimeSeries.samples
   p = put_varint(p, sample_size(s));
   if (const auto bits = std::bit_cast<uint64_t>(s.value); bits != 0) {

@@ -22,6 +22,21 @@ constexpr std::string_view kMetricName = "__name__";
 constexpr std::string_view kAlertsMetric = "ALERTS";
 constexpr std::string_view kAlertsForStateMetric = "ALERTS_FOR_STATE";
 
+// ALERTS{labels, alertstate="state"} and ALERTS_FOR_STATE{labels}: the alert's block with
+// these set over it (core::Series::overrides), no block of their own.
+constexpr core::Label kAlertsFiring[] = {{kMetricName, kAlertsMetric}, {kAlertStateLabel, "firing"}};
+constexpr core::Label kAlertsPending[] = {{kMetricName, kAlertsMetric}, {kAlertStateLabel, "pending"}};
+constexpr core::Label kAlertsForState[] = {{kMetricName, kAlertsForStateMetric}};
+
+core::Series alerts_series(const core::Labels& labels, AlertState state, double v, int64_t ts_ms) {
+  const std::span<const core::Label> overrides =
+      state == AlertState::firing ? std::span<const core::Label>(kAlertsFiring) : kAlertsPending;
+  return {labels, v, ts_ms, overrides};
+}
+core::Series for_state_series(const core::Labels& labels, double v, int64_t ts_ms) {
+  return {labels, v, ts_ms, kAlertsForState};
+}
+
 struct NamedTemplate {
   std::string name;
   std::string text;
@@ -185,20 +200,6 @@ struct AlertingRule::Impl {
   std::vector<std::string> annotation_values;  // rendered annotations of one series
   std::vector<core::Label> annotation_items;
   std::unordered_set<uint64_t> updated;
-  core::LabelsBuilder series_b;
-
-  // ALERTS{labels, alertstate="state"} and ALERTS_FOR_STATE{labels}.
-  core::Labels alerts_series(const core::Labels& alert_labels, AlertState state) {
-    series_b.reset(alert_labels);
-    series_b.set(kMetricName, kAlertsMetric);
-    series_b.set(kAlertStateLabel, to_string(state));
-    return series_b.build();
-  }
-  core::Labels for_state_series(const core::Labels& alert_labels) {
-    series_b.reset(alert_labels);
-    series_b.set(kMetricName, kAlertsForStateMetric);
-    return series_b.build();
-  }
 
   // Staleness markers at `ts_ms` for what `written` has and `current` (sorted by ID, what this
   // round writes) does not. Two alerts write the same ALERTS series only when their labels differ
@@ -211,17 +212,19 @@ struct AlertingRule::Impl {
                             std::any_of(written.begin(), written.end(), has_state_label);
     std::unordered_set<std::string> alerts_text;  // ALERTS series written or marked (text_check)
     if (text_check) {
-      for (const auto& c : current) alerts_text.insert(alerts_series(c.labels, c.state).to_string());
+      for (const auto& c : current) {
+        alerts_text.insert(alerts_series(c.labels, c.state, 1, 0).merged_labels().to_string());
+      }
     }
     size_t j = 0;
     for (const auto& p : written) {
       while (j < current.size() && current[j].id < p.id) ++j;
       const bool same_alert = j < current.size() && current[j].id == p.id && current[j].labels == p.labels;
-      if (!same_alert) out.push_back({for_state_series(p.labels), stale_nan(), ts_ms});
+      if (!same_alert) out.push_back(for_state_series(p.labels, stale_nan(), ts_ms));
       if (same_alert && current[j].state == p.state) continue;
-      core::Labels als = alerts_series(p.labels, p.state);
-      if (text_check && !alerts_text.insert(als.to_string()).second) continue;
-      out.push_back({std::move(als), stale_nan(), ts_ms});
+      core::Series als = alerts_series(p.labels, p.state, stale_nan(), ts_ms);
+      if (text_check && !alerts_text.insert(als.merged_labels().to_string()).second) continue;
+      out.push_back(std::move(als));
     }
   }
 
@@ -449,9 +452,9 @@ core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, cor
     current.reserve(s.alerts.size());
     for (const auto& [id, a] : s.alerts) {  // by ID
       if (a.state == AlertState::inactive) continue;
-      stats.series.push_back({s.alerts_series(a.labels, a.state), 1.0, ts_ms});
-      stats.series.push_back({s.for_state_series(a.labels),
-                              static_cast<double>(core::unix_seconds(a.active_at)), ts_ms});
+      stats.series.push_back(alerts_series(a.labels, a.state, 1.0, ts_ms));
+      stats.series.push_back(for_state_series(
+          a.labels, static_cast<double>(core::unix_seconds(a.active_at)), ts_ms));
       current.push_back({id, a.labels, a.state});
     }
     s.mark_stale(current, ts_ms, stats.series);

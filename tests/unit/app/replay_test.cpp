@@ -69,11 +69,12 @@ struct Harness {
   by_series() const {
     std::map<std::tuple<std::string, std::string, std::string>, std::map<int64_t, std::string>> out;
     for (const auto& s : writer.written) {
-      auto key = std::make_tuple(std::string(s.labels.get("__name__").value_or("")),
-                                 std::string(s.labels.get("job").value_or("")),
-                                 std::string(s.labels.get("alertstate").value_or("")));
+      const core::Labels ls = s.merged_labels();
+      auto key = std::make_tuple(std::string(ls.get("__name__").value_or("")),
+                                 std::string(ls.get("job").value_or("")),
+                                 std::string(ls.get("alertstate").value_or("")));
       auto& points = out[key];
-      INFO("duplicate point for " << s.labels.to_string() << " at " << s.timestamp_ms);
+      INFO("duplicate point for " << ls.to_string() << " at " << s.timestamp_ms);
       CHECK_FALSE(points.contains(s.timestamp_ms));
       points[s.timestamp_ms] = core::is_stale_nan(s.value) ? "stale" : std::to_string(s.value);
     }

@@ -120,11 +120,15 @@ TEST_CASE("remote write writes the same bytes as libprotobuf's serializer", "[re
   for (int i = 0; i < 4000; ++i) add({{"__name__", "m"}, {"i", std::to_string(i)}}, i, i * 1000);
   add({{"huge", std::string(150'000, 'h')}}, 1, 1);
   for (int i = 0; i < 300; ++i) add({{"__name__", "n"}, {"i", std::to_string(i)}}, i, i);
+  // Labels with overrides set over them (ALERTS): written as the merged set.
+  static constexpr core::Label kOver[] = {{"__name__", "ALERTS"}, {"alertstate", "firing"}};
+  in.push_back({core::Labels{{"alertname", "A"}, {"alertstate", "own"}, {"z", "1"}}, 1, 5, kOver});
 
   prometheus::WriteRequest want;
   for (const auto& s : in) {
     auto* ts = want.add_timeseries();
-    for (const auto& l : s.labels) {
+    const core::Labels merged = s.merged_labels();
+    for (const auto& l : merged) {
       auto* label = ts->add_labels();
       label->set_name(std::string(l.name));
       label->set_value(std::string(l.value));

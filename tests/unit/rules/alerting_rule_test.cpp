@@ -410,12 +410,14 @@ TEST_CASE("ALERTS and ALERTS_FOR_STATE series with staleness markers", "[rules][
   REQUIRE(res);
   REQUIRE(res->series.size() == 2);
   const auto& alerts = res->series[0];
-  CHECK(alerts.labels.get("__name__") == "ALERTS");
-  CHECK(alerts.labels.get("alertstate") == "pending");
-  CHECK(alerts.labels.get("instance") == "a");
+  CHECK(alerts.merged_labels().get("__name__") == "ALERTS");
+  CHECK(alerts.merged_labels().get("alertstate") == "pending");
+  CHECK(alerts.merged_labels().get("instance") == "a");
+  // ALERTS shares the alert's own label block (no copy per round).
+  CHECK(alerts.labels == h.only_alert().labels);
   CHECK(alerts.value == 1);
   CHECK(alerts.timestamp_ms == core::unix_seconds(t0) * 1000);
-  CHECK(res->series[1].labels.get("__name__") == "ALERTS_FOR_STATE");
+  CHECK(res->series[1].merged_labels().get("__name__") == "ALERTS_FOR_STATE");
   CHECK(res->series[1].value == static_cast<double>(core::unix_seconds(t0)));
 
   // pending -> firing: ALERTS{pending} goes stale.
@@ -425,7 +427,7 @@ TEST_CASE("ALERTS and ALERTS_FOR_STATE series with staleness markers", "[rules][
   auto stale = std::find_if(res->series.begin(), res->series.end(),
                             [](const rules::Series& s) { return rules::is_stale_nan(s.value); });
   REQUIRE(stale != res->series.end());
-  CHECK(stale->labels.get("alertstate") == "pending");
+  CHECK(stale->merged_labels().get("alertstate") == "pending");
 
   // firing -> inactive: both firing series go stale, nothing else emitted.
   res = h.step({});
@@ -459,7 +461,7 @@ TEST_CASE("staleness markers are exactly the series written last round and not t
   auto texts = [](const std::vector<rules::Series>& ss, bool stale) {
     std::vector<std::string> out;
     for (const auto& x : ss)
-      if (rules::is_stale_nan(x.value) == stale) out.push_back(x.labels.to_string());
+      if (rules::is_stale_nan(x.value) == stale) out.push_back(x.merged_labels().to_string());
     std::sort(out.begin(), out.end());
     return out;
   };
