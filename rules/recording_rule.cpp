@@ -48,6 +48,7 @@ struct RecordingRule::Impl {
   // Series written last successful round, for staleness markers: sorted by hash, each the
   // block that was written (shared), no text key (the text doubled every series' cost).
   std::vector<Written> written;
+  core::LabelsBuilder builder;  // scratch, one series at a time
 
   void record(RuleUpdate u) {
     if (!u.error.empty()) ++errors_total;
@@ -102,19 +103,22 @@ core::Result<ExecStats> RecordingRule::apply(const core::QueryResult& result, co
   std::vector<Written> current;
   current.reserve(n);
   for (size_t i = 0; i < n; ++i) {
-    core::Labels ls = result.labels(i).to_labels();
-    ls.set(kMetricName, s.name);
+    // One block per series: the builder holds views into `result` and the rule's labels.
+    auto& b = s.builder;
+    b.reset();
+    for (auto e : result.labels(i)) b.set(e.name, e.value);
+    b.set(kMetricName, s.name);
     for (const auto& l : s.labels) {
       if (l.value.empty()) {
-        ls.erase(l.name);
+        b.erase(l.name);
         continue;
       }
-      if (auto prev = ls.get(l.name); prev && *prev != l.value) {
-        const std::string kept(*prev);  // set() may move what `prev` points into
-        ls.set("exported_" + std::string(l.name), kept);
+      if (auto prev = b.get(l.name); prev && *prev != l.value) {
+        b.set_owned("exported_" + std::string(l.name), *prev);
       }
-      ls.set(l.name, l.value);
+      b.set(l.name, l.value);
     }
+    core::Labels ls = b.build();
     const int64_t ts_ms = result.samples(i).empty() ? core::unix_ms(ts) : result.timestamp_ms(i);
     const double v = result.samples(i).empty() ? 0.0 : result.value(i);
     if (info.emit_series) out.push_back({ls, v, ts_ms});
