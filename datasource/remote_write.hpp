@@ -36,6 +36,7 @@
 #include "core/error.hpp"
 #include "core/series.hpp"
 #include "core/time.hpp"
+#include "datasource/remote_write_wire.hpp"
 #include "datasource/series_writer.hpp"
 #include "net/transport.hpp"
 
@@ -88,10 +89,6 @@ struct RemoteWriteStats {
   uint64_t concurrency = 0;
 };
 
-// The request body for `series`: a prometheus.WriteRequest (one TimeSeries per row, labels in
-// name order as core::Labels keeps them, timestamps in ms) in one snappy block. Appends to
-// `out` after clearing it; returns the uncompressed size.
-size_t encode_write_request(std::span<const core::Series> series, std::string& out);
 
 class RemoteWriter final : public SeriesWriter {
  public:
