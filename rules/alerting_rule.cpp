@@ -187,6 +187,7 @@ struct AlertingRule::Impl {
     AlertState state = AlertState::pending;
   };
   std::vector<Written> written;
+  bool written_overridden = false;  // some of them have a label their series override
   // Timestamp of those series: close() must write its markers strictly later, or a remote-write
   // receiver rejects the whole batch ("duplicate sample for timestamp").
   int64_t prev_series_ms = 0;
@@ -202,30 +203,38 @@ struct AlertingRule::Impl {
   std::unordered_set<uint64_t> updated;
 
   // Staleness markers at `ts_ms` for what `written` has and `current` (sorted by ID, what this
-  // round writes) does not. Two alerts write the same ALERTS series only when their labels differ
-  // in an `alertstate` label alone (ALERTS overrides it), so only then are series compared as
-  // text: no marker for a series written this round, and one marker per series.
-  void mark_stale(const std::vector<Written>& current, int64_t ts_ms,
+  // round writes) does not. Series of two different alerts are the same series only when their
+  // labels differ in a label the series override: `alertstate` (IDs ignore `__name__`, which
+  // rule labels can set, so alerts differing only in it cannot both exist; it is checked all the
+  // same). Only when some alert has one of those are series compared as text: then no marker
+  // for a series written this round, and one marker per series.
+  void mark_stale(const std::vector<Written>& current, bool current_overridden, int64_t ts_ms,
                   std::vector<core::Series>& out) {
-    auto has_state_label = [](const Written& w) { return w.labels.get(kAlertStateLabel).has_value(); };
-    const bool text_check = std::any_of(current.begin(), current.end(), has_state_label) ||
-                            std::any_of(written.begin(), written.end(), has_state_label);
-    std::unordered_set<std::string> alerts_text;  // ALERTS series written or marked (text_check)
+    const bool text_check = current_overridden || written_overridden;
+    std::unordered_set<std::string> texts;  // series written this round or marked (text_check)
     if (text_check) {
       for (const auto& c : current) {
-        alerts_text.insert(alerts_series(c.labels, c.state, 1, 0).merged_labels().to_string());
+        texts.insert(alerts_series(c.labels, c.state, 1, 0).merged_labels().to_string());
+        texts.insert(for_state_series(c.labels, 1, 0).merged_labels().to_string());
       }
     }
+    auto mark = [&](core::Series&& series) {
+      if (text_check && !texts.insert(series.merged_labels().to_string()).second) return;
+      out.push_back(std::move(series));
+    };
     size_t j = 0;
     for (const auto& p : written) {
       while (j < current.size() && current[j].id < p.id) ++j;
       const bool same_alert = j < current.size() && current[j].id == p.id && current[j].labels == p.labels;
-      if (!same_alert) out.push_back(for_state_series(p.labels, stale_nan(), ts_ms));
+      if (!same_alert) mark(for_state_series(p.labels, stale_nan(), ts_ms));
       if (same_alert && current[j].state == p.state) continue;
-      core::Series als = alerts_series(p.labels, p.state, stale_nan(), ts_ms);
-      if (text_check && !alerts_text.insert(als.merged_labels().to_string()).second) continue;
-      out.push_back(std::move(als));
+      mark(alerts_series(p.labels, p.state, stale_nan(), ts_ms));
     }
+  }
+
+  // Whether the alert has a label that its series override.
+  static bool overridden(const core::Labels& labels) {
+    return labels.get(kMetricName).has_value() || labels.get(kAlertStateLabel).has_value();
   }
 
   void record(RuleUpdate u) {
@@ -450,15 +459,18 @@ core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, cor
     const int64_t ts_ms = series_ts_ms(ts);
     std::vector<Impl::Written> current;
     current.reserve(s.alerts.size());
+    bool overridden = false;
     for (const auto& [id, a] : s.alerts) {  // by ID
       if (a.state == AlertState::inactive) continue;
       stats.series.push_back(alerts_series(a.labels, a.state, 1.0, ts_ms));
       stats.series.push_back(for_state_series(
           a.labels, static_cast<double>(core::unix_seconds(a.active_at)), ts_ms));
       current.push_back({id, a.labels, a.state});
+      overridden = overridden || Impl::overridden(a.labels);
     }
-    s.mark_stale(current, ts_ms, stats.series);
+    s.mark_stale(current, overridden, ts_ms, stats.series);
     s.written = std::move(current);
+    s.written_overridden = overridden;
     s.prev_series_ms = ts_ms;
   }
 
@@ -597,8 +609,9 @@ Rule::Closed AlertingRule::close(core::TimePoint now) {
   // Series timestamps are whole seconds: a rule removed within the second of its last round
   // would otherwise mark its series stale at that round's own timestamp.
   const int64_t ts_ms = std::max(series_ts_ms(now), s.prev_series_ms + 1);
-  s.mark_stale({}, ts_ms, out.series);
+  s.mark_stale({}, false, ts_ms, out.series);
   s.written.clear();
+  s.written_overridden = false;
   s.alerts.clear();
   return out;
 }

@@ -437,21 +437,14 @@ TEST_CASE("ALERTS and ALERTS_FOR_STATE series with staleness markers", "[rules][
                     [](const rules::Series& s) { return rules::is_stale_nan(s.value); }));
 }
 
-TEST_CASE("staleness markers are exactly the series written last round and not this one",
-          "[rules][series]") {
-  // A model of what the rule must do, by series text: markers = last round's series minus this
-  // round's, each once. Random rounds over 12 series, some carrying their own `alertstate`
-  // label (ALERTS overrides it, so two alerts can write one ALERTS series), with `for` so that
-  // alerts go pending -> firing, disappear and come back; then close() marks the rest.
-  Harness h({.for_ = 60s});
-  std::vector<FakeSeries> all;
-  for (int i = 0; i < 8; ++i) all.push_back(series("i" + std::to_string(i)));
-  for (const char* st : {"firing", "pending", "other", ""}) {
-    FakeSeries f = series("i0");
-    if (*st) f.labels.set("alertstate", st);
-    f.labels.set("job", "j");
-    all.push_back(f);
-  }
+namespace {
+
+// Random rounds over `all` (each series in a round with chance 2/3), with `for` so that alerts
+// go pending -> firing, disappear and come back, then close(): the staleness markers must be
+// exactly, and once each, the series written the round before and not in this one, by text.
+void check_markers_against_text_model(RuleOptions o, const std::vector<FakeSeries>& all) {
+  o.for_ = 60s;
+  Harness h(o);
   uint64_t rng = 12345;
   auto next = [&] {
     rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
@@ -484,8 +477,24 @@ TEST_CASE("staleness markers are exactly the series written last round and not t
   }
   CHECK(markers_seen > 100);
   auto closed = h.rule.close(h.clock.now());
-  const auto got = texts(closed.series, true);
-  CHECK(got == std::vector<std::string>(prev.begin(), prev.end()));
+  CHECK(texts(closed.series, true) == std::vector<std::string>(prev.begin(), prev.end()));
+}
+
+}  // namespace
+
+TEST_CASE("staleness markers are exactly the series written last round and not this one",
+          "[rules][series]") {
+  // Plain alerts, and alerts carrying their own `alertstate` label (ALERTS overrides it, so two
+  // alerts can write one ALERTS series).
+  std::vector<FakeSeries> all;
+  for (int i = 0; i < 8; ++i) all.push_back(series("i" + std::to_string(i)));
+  for (const char* st : {"firing", "pending", "other", ""}) {
+    FakeSeries f = series("i0");
+    if (*st) f.labels.set("alertstate", st);
+    f.labels.set("job", "j");
+    all.push_back(f);
+  }
+  check_markers_against_text_model({}, all);
 }
 
 TEST_CASE("state restore sets ActiveAt of pending alerts once", "[rules][restore]") {
