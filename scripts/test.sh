@@ -57,7 +57,7 @@ if [ "${SKIP_FUZZ:-0}" != 1 ] && [ -x scripts/fuzz.sh ]; then
   # long runs toward issue 12's 10 million executions are done by hand (docs/performance.md).
   # Every target (rules_file_fuzz's old "ASan blow-up" was yaml-cpp's endless empty-document
   # stream, refused by the loader since a4453bc).
-  FUZZ_TARGETS=${FUZZ_TARGETS:-"notifier_payload_fuzz parser_fuzz promql_fuzz relabel_fuzz rules_file_fuzz templates_fuzz"} \
+  FUZZ_TARGETS=${FUZZ_TARGETS:-"notifier_payload_fuzz parser_fuzz promql_fuzz relabel_fuzz remote_write_fuzz rules_file_fuzz templates_fuzz"} \
     FUZZ_SECONDS=${FUZZ_SECONDS:-30} ./scripts/fuzz.sh
 fi
 
