@@ -122,6 +122,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   storage.reserve(256);
   std::vector<core::Series> series;
   const size_t n = in.ConsumeIntegralInRange<size_t>(0, 16);
+  bool long_value = false;
   for (size_t i = 0; i < n && storage.size() + 40 < storage.capacity(); ++i) {
     core::LabelsBuilder b;
     const size_t labels = in.ConsumeIntegralInRange<size_t>(0, 8);
@@ -129,8 +130,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       storage.push_back(in.ConsumeRandomLengthString(64));
       std::string value = in.ConsumeRandomLengthString(64);
       // Now and then a long value: lengths of 2-3 varint bytes, series beyond a 64 KiB block.
-      // (Rare and at most ~96 KiB: they cost most of a run's time.)
-      if (in.ConsumeIntegralInRange<int>(0, 63) == 0) {
+      // (Rare, one per input and at most ~96 KiB: they cost most of a run's time; a run that
+      // let the corpus fill with them fell to a few hundred inputs a second.)
+      if (!long_value && in.ConsumeIntegralInRange<int>(0, 63) == 0) {
+        long_value = true;
         const size_t times = in.ConsumeIntegralInRange<size_t>(1, 1500);
         std::string longer;
         for (size_t t = 0; t < times; ++t) longer += value.empty() ? std::string("x") : value;
