@@ -89,7 +89,6 @@ struct RemoteWriteStats {
   uint64_t concurrency = 0;
 };
 
-
 class RemoteWriter final : public SeriesWriter {
  public:
   // Validates the options (URL, headers, one auth method) and arms the flush timer. `transport`

@@ -187,7 +187,7 @@ struct AlertingRule::Impl {
     AlertState state = AlertState::pending;
   };
   std::vector<Written> written;
-  bool written_overridden = false;  // some of them have a label their series override
+  bool written_overridden = false;  // some of them have an `alertstate` label
   // Timestamp of those series: close() must write its markers strictly later, or a remote-write
   // receiver rejects the whole batch ("duplicate sample for timestamp").
   int64_t prev_series_ms = 0;
@@ -204,10 +204,10 @@ struct AlertingRule::Impl {
 
   // Staleness markers at `ts_ms` for what `written` has and `current` (sorted by ID, what this
   // round writes) does not. Series of two different alerts are the same series only when their
-  // labels differ in a label the series override: `alertstate` (IDs ignore `__name__`, which
-  // rule labels can set, so alerts differing only in it cannot both exist; it is checked all the
-  // same). Only when some alert has one of those are series compared as text: then no marker
-  // for a series written this round, and one marker per series.
+  // labels differ in `alertstate` alone, which ALERTS overrides (IDs ignore `__name__`, so two
+  // alerts differing only in that cannot both exist). Only when some alert has an `alertstate`
+  // label are series compared as text: then no marker for a series written this round, and one
+  // marker per series.
   void mark_stale(const std::vector<Written>& current, bool current_overridden, int64_t ts_ms,
                   std::vector<core::Series>& out) {
     const bool text_check = current_overridden || written_overridden;
@@ -232,10 +232,8 @@ struct AlertingRule::Impl {
     }
   }
 
-  // Whether the alert has a label that its series override.
-  static bool overridden(const core::Labels& labels) {
-    return labels.get(kMetricName).has_value() || labels.get(kAlertStateLabel).has_value();
-  }
+  // Whether the alert has a label that its ALERTS series overrides.
+  static bool overridden(const core::Labels& labels) { return labels.get(kAlertStateLabel).has_value(); }
 
   void record(RuleUpdate u) {
     if (!u.error.empty()) ++errors_total;

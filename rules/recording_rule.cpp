@@ -128,19 +128,17 @@ core::Result<ExecStats> RecordingRule::apply(const core::QueryResult& result, co
   std::sort(current.begin(), current.end());
   // Two series with one label set fail the round, named as the first one met in result order
   // whose set an earlier series already had.
-  size_t dup = n;
+  const Written* dup = nullptr;
   for (size_t a = 0; a < current.size(); ++a) {
     for (size_t b = a + 1; b < current.size() && current[b].hash == current[a].hash; ++b) {
-      if (current[b].labels == current[a].labels) dup = std::min(dup, current[b].index);
+      if (current[b].labels == current[a].labels && (!dup || current[b].index < dup->index)) {
+        dup = &current[b];
+      }
     }
   }
-  if (dup < n) {
-    core::Labels resulting;
-    for (const auto& w : current) {
-      if (w.index == dup) resulting = w.labels;
-    }
-    return fail_round("original metric " + result.labels(dup).to_labels().to_string() +
-                      "; resulting labels " + resulting.to_string() +
+  if (dup) {
+    return fail_round("original metric " + result.labels(dup->index).to_labels().to_string() +
+                      "; resulting labels " + dup->labels.to_string() +
                       ": result contains metrics with the same labelset during evaluation");
   }
   if (info.emit_series) {
