@@ -26,6 +26,7 @@ std::string_view limit_name(Limit limit) {
     case Limit::client_in_flight: return "client_in_flight";
     case Limit::rule_results: return "rule_results";
     case Limit::rendered_template: return "rendered_template";
+    case Limit::template_steps: return "template_steps";
     case Limit::rule_file_size: return "rule_file_size";
     case Limit::state_file_size: return "state_file_size";
   }

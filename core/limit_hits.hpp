@@ -25,15 +25,16 @@ enum class Limit {
                        // (-datasource.maxConcurrentQueries, -remoteWrite.concurrency)
   rule_results,        // -rule.resultsLimit / a group's `limit`: the round failed
   rendered_template,   // one rendered label or annotation over templates::kMaxRenderedBytes
+  template_steps,      // one render over templates::kMaxRenderSteps
   rule_file_size,      // a rule file over config::kMaxRuleFileBytes
   state_file_size,     // the -state.path file over its cap at start
 };
 
-inline constexpr std::array<Limit, 11> kAllLimits{
+inline constexpr std::array<Limit, 12> kAllLimits{
     Limit::notifier_queue,   Limit::remote_write_queue, Limit::response_body,
     Limit::request_body,     Limit::request_header,     Limit::connections,
     Limit::client_in_flight, Limit::rule_results,       Limit::rendered_template,
-    Limit::rule_file_size,   Limit::state_file_size};
+    Limit::template_steps,   Limit::rule_file_size,     Limit::state_file_size};
 
 // The `limit` label value.
 [[nodiscard]] std::string_view limit_name(Limit limit);

@@ -569,9 +569,23 @@ class State {
     }
   }
 
+  // kMaxRenderSteps: one step per node walked, range iteration and command; a function call
+  // also pays for the bytes it reads and writes (so a loop over megabyte strings stops sooner)
+  // and a `query` for its round trip. Counted before the work, so the error names the node.
+  // `where` becomes the error's context only when the budget runs out.
+  void spend(uint64_t steps, Ctx where) {
+    steps_ += steps;
+    if (steps_ > kMaxRenderSteps) {
+      ctx_ = where;
+      core::count_limit_hit(core::Limit::template_steps);
+      errorf("exceeded " + std::to_string(kMaxRenderSteps) + " evaluation steps");
+    }
+  }
+
   // ---- walking ----
   Flow walk(const Value& dot, const std::vector<Node>& list) {
     for (const Node& n : list) {
+      spend(1, Ctx{CtxKind::node, &n, n.pos});
       switch (n.type) {
         case NodeType::text:
           out_.append(n.text);
@@ -657,6 +671,7 @@ class State {
     Value val = eval_pipeline(dot, n.pipe.get());
     const auto& decls = n.pipe->decl_slots;
     auto one = [&](Value index, Value elem) -> bool {
+      spend(1, Ctx{CtxKind::node, &n, n.pos});
       if (!decls.empty() && decls.back() >= 0) set_var(decls.back(), elem);
       if (decls.size() > 1 && decls[0] >= 0) set_var(decls[0], std::move(index));
       return walk(elem, n.list) == Flow::brk;
@@ -763,6 +778,7 @@ class State {
   }
 
   Value eval_command(const Value& dot, const Command& cmd, const Value* final) {
+    spend(1, Ctx{CtxKind::cmd, &cmd, cmd.pos});
     const Arg& first = cmd.args[0];
     const std::span<const Arg> args(cmd.args);
     switch (first.type) {
@@ -952,9 +968,13 @@ class State {
       stack.push_back(validate(*final, t));
     }
     const std::span<Value> argv(stack.data() + mark, stack.size() - mark);
+    size_t arg_bytes = 0;
+    for (const Value& v : argv) arg_bytes += v.str().size();
+    spend(arg_bytes / kBytesPerStep + (f != nullptr && *f == Func::query ? kStepsPerQuery : 0), node);
     Value result;
     try {
       result = f != nullptr ? call_func(*f, argv) : call_method(*m, *recv, argv);
+      if (result.owned) spend(result.own.size() / kBytesPerStep, node);
       if (result.owned && result.own.size() > kMaxRenderedBytes) {
         core::count_limit_hit(core::Limit::rendered_template);
         throw FuncError{"result exceeds " + std::to_string(kMaxRenderedBytes) + " bytes"};
@@ -1337,6 +1357,8 @@ class State {
   }
 
   static constexpr int kMaxDepth = 1000;
+  static constexpr uint64_t kBytesPerStep = 256;
+  static constexpr uint64_t kStepsPerQuery = 1000;
 
   const RootData& root_;
   std::string& out_;
@@ -1347,6 +1369,7 @@ class State {
   const Tree* tree_ = nullptr;
   size_t base_ = 0;
   int depth_ = 0;
+  uint64_t steps_ = 0;
   Ctx ctx_;
 };
 

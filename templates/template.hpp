@@ -63,6 +63,15 @@ struct TemplateEnv {
 // no real annotation comes near it.
 inline constexpr size_t kMaxRenderedBytes = size_t{1} << 20;
 
+// The most evaluation steps one render may take: a step per node walked, range iteration and
+// command, plus a step per 256 bytes a function call reads or returns and 1,000 per `query`.
+// Past it the render fails with "... exceeded 10000000 evaluation steps". The byte cap above
+// bounds memory but not time: `{{ range 100000000 }}{{ end }}`, or a {{ define }} that calls
+// itself twice per level, writes nothing and would stall its group for hours (and keep
+// vmalert's, which has no such budget). Ten million steps is about a second or less; a real
+// annotation takes tens to thousands.
+inline constexpr uint64_t kMaxRenderSteps = 10'000'000;
+
 class TemplateImpl;
 struct TemplateSetData;
 

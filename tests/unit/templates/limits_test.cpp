@@ -145,3 +145,51 @@ TEST_CASE("templates: one rendered value is capped at kMaxRenderedBytes", "[temp
     CHECK(core::limit_hits(core::Limit::rendered_template) == hits);
   }
 }
+
+TEST_CASE("templates: one render is capped at kMaxRenderSteps", "[templates]") {
+  STATIC_REQUIRE(templates::kMaxRenderSteps == 10'000'000);
+  const uint64_t hits = core::limit_hits(core::Limit::template_steps);
+  SECTION("a loop that writes nothing") {
+    const std::string r = render("{{ range 100000000 }}{{ end }}");
+    CHECK(contains(r, "ERR error evaluating template: template: :1:"));
+    CHECK(contains(r, "exceeded 10000000 evaluation steps"));
+    CHECK(core::limit_hits(core::Limit::template_steps) == hits + 1);
+  }
+  SECTION("a define that calls itself twice per level (2^40 calls, within the depth limit)") {
+    const std::string r = render(
+        "{{ define \"t\" }}{{ if lt (len .) 40 }}{{ template \"t\" (printf \"%sx\" .) }}"
+        "{{ template \"t\" (printf \"%sx\" .) }}{{ end }}{{ end }}{{ template \"t\" \"\" }}");
+    CHECK(contains(r, "exceeded 10000000 evaluation steps"));
+    CHECK(core::limit_hits(core::Limit::template_steps) == hits + 1);
+  }
+  SECTION("calls on a large string pay for its bytes") {
+    // 100 KB per `len` argument is ~390 steps: the budget runs out after ~25,000 iterations
+    // instead of running 100 million of them.
+    const std::string r = render("{{ $s := printf \"%100000d\" 1 }}{{ range 100000000 }}{{ len $s }}{{ end }}");
+    CHECK(contains(r, "exceeded 10000000 evaluation steps"));
+    CHECK_FALSE(contains(r, "rendered value exceeds"));
+  }
+  SECTION("each query pays for its round trip") {
+    templates::TemplateData data;
+    const core::Labels labels;
+    data.labels = &labels;
+    templates::TemplateEnv env;
+    int queries = 0;
+    env.query = [&](std::string_view) -> core::Result<std::vector<templates::QuerySample>> {
+      ++queries;
+      return std::vector<templates::QuerySample>{};
+    };
+    auto r = templates::render_vmalert("{{ range 100000 }}{{ query \"up\" }}{{ end }}", data, env);
+    REQUIRE_FALSE(r);
+    CHECK(contains(r.error().message, "exceeded 10000000 evaluation steps"));
+    CHECK(queries > 9'000);
+    CHECK(queries < 10'000);
+  }
+  SECTION("a large render under the budget completes and counts nothing") {
+    // 300,000 iterations of 5 steps (the iteration, three nodes, one command): 900 KB written.
+    CHECK(render("{{ range 300000 }}a{{ \"b\" }}c{{ end }}").size() == 900'000);
+    // 3,000,000 iterations of 3 steps (the iteration, the if node, its command): 9 million.
+    CHECK(render("{{ range 3000000 }}{{ if false }}x{{ end }}{{ end }}").empty());
+    CHECK(core::limit_hits(core::Limit::template_steps) == hits);
+  }
+}
