@@ -22,6 +22,9 @@ enum class AlertState { inactive, pending, firing };
 struct Alert {
   uint64_t id = 0;  // FNV-1a of the processed labels (core::Labels::hash_without_name)
   AlertState state = AlertState::pending;
+  bool restored = false;  // active_at came from ALERTS_FOR_STATE
+  // AlertingRule::apply's own mark, within one round only: a series of this round updated it.
+  bool seen = false;
   core::Labels labels;       // processed labels: identity, notifications, ALERTS series
   core::Labels annotations;  // rendered
   double value = 0;
@@ -31,7 +34,6 @@ struct Alert {
   core::TimePoint last_sent{};          // wall time of the last notification attempt
   core::TimePoint end{};                // endsAt of the last notification
   core::TimePoint keep_firing_since{};  // zero unless a firing alert is held by keep_firing_for
-  bool restored = false;                // active_at came from ALERTS_FOR_STATE
   // The payload's pre-built JSON (generator URL, labels, annotations), built when the alert is
   // first sent and again only when its labels or annotations block changed (or on reload); the
   // notifications of every round and every queue share it. Null until the alert is sent, and

@@ -173,7 +173,9 @@ struct AlertingRule::Impl {
   RuleContext ctx;
   bool uses_query = false;
 
-  std::map<uint64_t, Alert> alerts;
+  // Sorted by ID, in one array: a std::map node cost ~50 bytes more per alert (5 MB at 100k).
+  // New alerts of a round are added in one merge after it (add_alerts).
+  std::vector<Alert> alerts;
   UpdateHistory history{20};
   uint64_t errors_total = 0;
   uint64_t fired_total = 0;
@@ -200,7 +202,36 @@ struct AlertingRule::Impl {
   std::vector<std::string> label_values;       // rendered rule labels of one series
   std::vector<std::string> annotation_values;  // rendered annotations of one series
   std::vector<core::Label> annotation_items;
-  std::unordered_set<uint64_t> updated;
+  Alert* find(uint64_t alert_id) {
+    auto it = std::lower_bound(alerts.begin(), alerts.end(), alert_id,
+                               [](const Alert& a, uint64_t v) { return a.id < v; });
+    return it != alerts.end() && it->id == alert_id ? &*it : nullptr;
+  }
+
+  // Merges `fresh` (any order; the first of equal IDs wins, as do alerts already there) into
+  // `alerts`, keeping it sorted. The array grows to exactly what it holds, so a rule keeps no
+  // spare capacity; it shrinks again when half of it is unused.
+  void add_alerts(std::vector<Alert>& fresh) {
+    if (fresh.empty()) return;
+    std::stable_sort(fresh.begin(), fresh.end(),
+                     [](const Alert& a, const Alert& b) { return a.id < b.id; });
+    std::vector<Alert> merged;
+    merged.reserve(alerts.size() + fresh.size());
+    auto a = alerts.begin();
+    for (auto f = fresh.begin(); f != fresh.end(); ++f) {
+      if (f != fresh.begin() && std::prev(f)->id == f->id) continue;
+      while (a != alerts.end() && a->id < f->id) merged.push_back(std::move(*a++));
+      if (a != alerts.end() && a->id == f->id) continue;
+      merged.push_back(std::move(*f));
+    }
+    while (a != alerts.end()) merged.push_back(std::move(*a++));
+    alerts = std::move(merged);
+    fresh.clear();
+  }
+
+  void shrink_alerts() {
+    if (alerts.capacity() > 2 * alerts.size() + 16) alerts.shrink_to_fit();
+  }
 
   // Staleness markers at `ts_ms` for what `written` has and `current` (sorted by ID, what this
   // round writes) does not. Series of two different alerts are the same series only when their
@@ -303,21 +334,19 @@ core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, cor
 
   // Step 3 (vmalert's order is 2, 3, 4; 3 touches only inactive alerts and 2 reads only active
   // ones, so it runs first here): drop alerts resolved more than resolvedRetention ago.
-  for (auto it = s.alerts.begin(); it != s.alerts.end();) {
-    if (it->second.state == AlertState::inactive && ts - it->second.resolved_at > kResolvedRetention) {
-      it = s.alerts.erase(it);
-    } else {
-      ++it;
-    }
-  }
+  std::erase_if(s.alerts, [&](const Alert& a) {
+    return a.state == AlertState::inactive && ts - a.resolved_at > kResolvedRetention;
+  });
 
   // Steps 2 and 4, one series at a time (no second copy of the whole result): expand label,
   // then annotation templates, then update or create the alert. Expanding series j never reads
   // what updating series i < j wrote (different alert IDs; an equal ID fails the round).
   const size_t n = result.size();
-  auto& updated = s.updated;
-  updated.clear();
-  updated.reserve(n);
+  for (Alert& a : s.alerts) a.seen = false;
+  // Alerts created this round, merged into `alerts` after it, and their IDs for the duplicate
+  // check (existing alerts have `seen`). Local: a member would keep the first round's size.
+  std::vector<Alert> added;
+  std::unordered_set<uint64_t> added_ids;
   auto& ob = s.origin_b;
   auto& pb = s.processed_b;
   s.label_values.resize(s.label_tpls.size());
@@ -349,7 +378,11 @@ core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, cor
       add_extra_label(ob, pb, kAlertGroupLabel, s.group_name);
     }
     const uint64_t id = pb.hash_without_name();
-    if (!updated.insert(id).second) {
+    Alert* existing = s.find(id);
+    const bool repeated = existing != nullptr ? std::exchange(existing->seen, true)
+                                              : !added_ids.insert(id).second;
+    if (repeated) {
+      s.add_alerts(added);  // as vmalert, alerts created before the duplicate stay
       return fail_round("labels " + go_map_string(pb.build()) +
                         ": result contains metrics with the same labelset after applying rule "
                         "labels");
@@ -357,7 +390,6 @@ core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, cor
     const core::Labels origin =
         ob.size() == series_labels.size() ? series_labels : ob.build();
 
-    auto it = s.alerts.find(id);
     templates::TemplateData data;
     data.labels = &origin;
     data.value = value;
@@ -367,8 +399,8 @@ core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, cor
     data.alert_id = id;
     data.group_id = s.group_id;
     data.active_at = ts;
-    if (it != s.alerts.end() && it->second.state != AlertState::inactive) {
-      data.active_at = it->second.active_at;
+    if (existing != nullptr && existing->state != AlertState::inactive) {
+      data.active_at = existing->active_at;
     }
     data.for_ = s.for_;
     data.is_partial = result.is_partial;
@@ -379,8 +411,8 @@ core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, cor
       s.annotation_items.push_back(core::Label{t.name, s.annotation_values[k]});
     }
 
-    if (it != s.alerts.end()) {
-      Alert& a = it->second;
+    if (existing != nullptr) {
+      Alert& a = *existing;
       if (a.state == AlertState::inactive) {
         a.state = AlertState::pending;
         a.active_at = ts;
@@ -396,6 +428,7 @@ core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, cor
     Alert a;
     a.id = id;
     a.state = AlertState::pending;
+    a.seen = true;
     a.labels = pb.build();
     a.annotations = core::Labels::from(s.annotation_items);
     a.value = value;
@@ -405,18 +438,22 @@ core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, cor
       a.active_at = std::min(hint->second, ts);
       a.restored = true;
     }
-    s.alerts.emplace(id, std::move(a));
+    added.push_back(std::move(a));
   }
+  s.add_alerts(added);
   if (stats.template_error) upd.error = stats.template_error->message;
   s.restore_hints.clear();  // they apply to the first round only
 
   // Steps 5-6: alerts not seen this round; pending -> firing.
   size_t retained = 0;
-  for (auto it = s.alerts.begin(); it != s.alerts.end();) {
-    Alert& a = it->second;
-    if (!updated.contains(it->first)) {
+  size_t kept = 0;  // alerts [0, kept) stay; a pending alert not seen this round is dropped
+  for (size_t i = 0; i < s.alerts.size(); ++i) {
+    if (kept != i) s.alerts[kept] = std::move(s.alerts[i]);
+    Alert& a = s.alerts[kept];
+    ++kept;
+    if (!a.seen) {
       if (a.state == AlertState::pending) {
-        it = s.alerts.erase(it);
+        --kept;
         continue;
       }
       if (a.state == AlertState::firing) {
@@ -428,7 +465,6 @@ core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, cor
           a.state = AlertState::inactive;
           a.resolved_at = ts;
           a.keep_firing_since = {};
-          ++it;
           continue;
         }
       }
@@ -441,13 +477,14 @@ core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, cor
       ++stats.fired;
       ++s.fired_total;
     }
-    ++it;
   }
+  s.alerts.erase(s.alerts.begin() + static_cast<std::ptrdiff_t>(kept), s.alerts.end());
+  s.shrink_alerts();
 
   // Step 7: limit.
   if (s.ctx.limit > 0 && retained > static_cast<size_t>(s.ctx.limit)) {
     core::count_limit_hit(core::Limit::rule_results);
-    s.alerts.clear();
+    s.alerts = {};
     return fail_round("exec exceeded limit of " + std::to_string(s.ctx.limit) + " with " +
                       std::to_string(retained) + " alerts");
   }
@@ -458,12 +495,12 @@ core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, cor
     std::vector<Impl::Written> current;
     current.reserve(s.alerts.size());
     bool overridden = false;
-    for (const auto& [id, a] : s.alerts) {  // by ID
+    for (const Alert& a : s.alerts) {  // by ID
       if (a.state == AlertState::inactive) continue;
       stats.series.push_back(alerts_series(a.labels, a.state, 1.0, ts_ms));
       stats.series.push_back(for_state_series(
           a.labels, static_cast<double>(core::unix_seconds(a.active_at)), ts_ms));
-      current.push_back({id, a.labels, a.state});
+      current.push_back({a.id, a.labels, a.state});
       overridden = overridden || Impl::overridden(a.labels);
     }
     s.mark_stale(current, overridden, ts_ms, stats.series);
@@ -485,7 +522,7 @@ std::vector<notifier::Alert> AlertingRule::alerts_to_send(core::TimePoint now,
                                                           core::Duration resolve_duration) {
   std::vector<notifier::Alert> out;
   std::shared_ptr<const std::string> prefix;
-  for (auto& [id, a] : impl_->alerts) {
+  for (auto& a : impl_->alerts) {
     bool due = false;
     switch (a.state) {
       case AlertState::pending:
@@ -507,7 +544,7 @@ std::vector<notifier::Alert> AlertingRule::alerts_to_send(core::TimePoint now,
     na.annotations = a.annotations;
     na.starts_at = a.start;
     na.ends_at = a.end;
-    set_payload(na, id, a, now, prefix);
+    set_payload(na, a.id, a, now, prefix);
     out.push_back(std::move(na));
   }
   return out;
@@ -544,17 +581,17 @@ size_t AlertingRule::restore(const core::QueryResult& result) {
     if (result.samples(i).empty()) continue;
     core::Labels ls = result.labels(i).to_labels();
     ls.erase(kMetricName);
-    auto it = impl_->alerts.find(ls.hash_without_name());
+    Alert* found = impl_->find(ls.hash_without_name());
     const double v = result.value(i);
     // Unix seconds: anything outside a sane range is not an activeAt (and must not overflow).
     if (!std::isfinite(v) || v <= 0 || v > 1e11) continue;
     const core::TimePoint active_at{std::chrono::seconds{static_cast<int64_t>(v)}};
-    if (it == impl_->alerts.end()) {
+    if (found == nullptr) {
       // Before the first round: remembered for the alert that round creates.
       if (impl_->restore_hints.emplace(ls.hash_without_name(), active_at).second) ++restored;
       continue;
     }
-    Alert& a = it->second;
+    Alert& a = *found;
     if (a.restored || a.state != AlertState::pending) continue;
     a.active_at = active_at;
     a.restored = true;
@@ -581,7 +618,7 @@ void AlertingRule::update_from(AlertingRule&& newer) {
   s.history = std::move(n.history);
   // The generator URL comes from the context (-external.url, group ID): build the payload
   // fragments again at the next send.
-  for (auto& [id, a] : s.alerts) a.json.reset();
+  for (auto& a : s.alerts) a.json.reset();
 }
 
 void AlertingRule::update_from(Rule&& newer) {
@@ -593,7 +630,7 @@ Rule::Closed AlertingRule::close(core::TimePoint now) {
   Impl& s = *impl_;
   Closed out;
   std::shared_ptr<const std::string> prefix;
-  for (auto& [id, a] : s.alerts) {
+  for (auto& a : s.alerts) {
     // Pending alerts were never sent; firing ones get a last "resolved" notification.
     if (a.state != AlertState::firing) continue;
     notifier::Alert na;
@@ -601,7 +638,7 @@ Rule::Closed AlertingRule::close(core::TimePoint now) {
     na.annotations = a.annotations;
     na.starts_at = a.start;
     na.ends_at = now;
-    set_payload(na, id, a, now, prefix);
+    set_payload(na, a.id, a, now, prefix);
     out.alerts.push_back(std::move(na));
   }
   // Series timestamps are whole seconds: a rule removed within the second of its last round
@@ -610,29 +647,29 @@ Rule::Closed AlertingRule::close(core::TimePoint now) {
   s.mark_stale({}, false, ts_ms, out.series);
   s.written.clear();
   s.written_overridden = false;
-  s.alerts.clear();
+  s.alerts = {};
   return out;
 }
 
 std::vector<Alert> AlertingRule::active_alerts() const {
   std::vector<Alert> out;
-  for (const auto& [id, a] : impl_->alerts)
+  for (const auto& a : impl_->alerts)
     if (a.state != AlertState::inactive) out.push_back(a);
   return out;
 }
 
 size_t AlertingRule::restore_alerts(std::span<const Alert> alerts) {
-  size_t n = 0;
+  std::vector<Alert> fresh;
   for (const auto& a : alerts) {
     if (a.state == AlertState::inactive) continue;
+    fresh.push_back(a);
     // The ID is the hash of the processed labels: recompute rather than trust the file.
-    const uint64_t id = a.labels.hash_without_name();
-    auto [it, inserted] = impl_->alerts.try_emplace(id, a);
-    if (!inserted) continue;
-    it->second.id = id;
-    ++n;
+    fresh.back().id = a.labels.hash_without_name();
+    fresh.back().seen = false;
   }
-  return n;
+  const size_t before = impl_->alerts.size();
+  impl_->add_alerts(fresh);
+  return impl_->alerts.size() - before;
 }
 
 RuleView AlertingRule::describe() const {
@@ -660,11 +697,11 @@ RuleView AlertingRule::describe() const {
   v.alert_source_prefix = generator_url_prefix();
   v.alerts.reserve(static_cast<size_t>(std::count_if(
       s.alerts.begin(), s.alerts.end(),
-      [](const auto& e) { return e.second.state != AlertState::inactive; })));
-  for (const auto& [id, a] : s.alerts) {
+      [](const Alert& a) { return a.state != AlertState::inactive; })));
+  for (const auto& a : s.alerts) {
     if (a.state == AlertState::inactive) continue;
     // The API has no wall clock to offer: a source calling `now` sees the last evaluation.
-    if (s.ctx.alert_source) v.alert_sources.push_back(source_url(id, a, u.time));
+    if (s.ctx.alert_source) v.alert_sources.push_back(source_url(a.id, a, u.time));
     if (a.state == AlertState::pending) ++v.pending;
     if (a.state == AlertState::firing) ++v.firing;
     v.alerts.push_back(AlertView{a.id, a.state, a.labels, a.annotations, a.value, a.active_at,
@@ -687,16 +724,13 @@ const std::string& AlertingRule::datasource_type() const { return impl_->type; }
 bool AlertingRule::debug() const { return impl_->debug; }
 int AlertingRule::update_entries_limit() const { return impl_->entries_limit; }
 bool AlertingRule::uses_query() const { return impl_->uses_query; }
-const std::map<uint64_t, Alert>& AlertingRule::alerts() const { return impl_->alerts; }
+std::span<const Alert> AlertingRule::alerts() const { return impl_->alerts; }
 
-const Alert* AlertingRule::alert(uint64_t id) const {
-  auto it = impl_->alerts.find(id);
-  return it == impl_->alerts.end() ? nullptr : &it->second;
-}
+const Alert* AlertingRule::alert(uint64_t id) const { return impl_->find(id); }
 
 AlertState AlertingRule::state() const {
   bool pending = false;
-  for (const auto& [id, a] : impl_->alerts) {
+  for (const auto& a : impl_->alerts) {
     if (a.state == AlertState::firing) return AlertState::firing;
     if (a.state == AlertState::pending) pending = true;
   }
@@ -705,7 +739,7 @@ AlertState AlertingRule::state() const {
 
 size_t AlertingRule::count(AlertState st) const {
   return static_cast<size_t>(std::count_if(impl_->alerts.begin(), impl_->alerts.end(),
-                                           [st](const auto& kv) { return kv.second.state == st; }));
+                                           [st](const Alert& a) { return a.state == st; }));
 }
 
 const std::string& AlertingRule::last_error() const { return impl_->history.last().error; }

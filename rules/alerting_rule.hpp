@@ -18,9 +18,9 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -121,8 +121,9 @@ class AlertingRule final : public Rule {
   [[nodiscard]] int update_entries_limit() const;
   [[nodiscard]] bool uses_query() const override;  // some template calls `query` (may block in apply)
 
-  // Alerts by ID (pending, firing, and resolved ones within the 15m retention).
-  [[nodiscard]] const std::map<uint64_t, Alert>& alerts() const;
+  // Alerts sorted by ID (pending, firing, and resolved ones within the 15m retention); valid
+  // until the next apply, restore or close.
+  [[nodiscard]] std::span<const Alert> alerts() const;
   [[nodiscard]] const Alert* alert(uint64_t id) const;
   // firing if any alert fires, else pending if any is pending, else inactive.
   [[nodiscard]] AlertState state() const;

@@ -84,7 +84,7 @@ struct Harness {
   }
   const rules::Alert& only_alert() const {
     REQUIRE(rule.alerts().size() == 1);
-    return rule.alerts().begin()->second;
+    return rule.alerts().front();
   }
 
   rules::AlertingRule rule;
@@ -309,6 +309,60 @@ TEST_CASE("duplicate label set after dropping __name__ is an error", "[rules][er
         "labels map[alertgroup:grp alertname:HighLoad instance:a]: result contains metrics with "
         "the same labelset after applying rule labels");
   CHECK(h.rule.last_error() == res.error().message);
+}
+
+TEST_CASE("a round failing on a duplicate keeps the alerts it created before it, as vmalert",
+          "[rules][errors]") {
+  Harness h;
+  REQUIRE(h.step({series("x")}));
+  auto res = h.step({series("y"), series("x"),
+                     {core::Labels{{"__name__", "load1"}, {"instance", "z"}}, 1},
+                     {core::Labels{{"__name__", "load5"}, {"instance", "z"}}, 2}, series("w")});
+  REQUIRE_FALSE(res);
+  std::vector<std::string> instances;
+  uint64_t prev = 0;
+  for (const auto& a : h.rule.alerts()) {
+    CHECK(a.id > prev);  // sorted by ID
+    prev = a.id;
+    CHECK(a.id == a.labels.hash_without_name());
+    instances.emplace_back(a.labels.get("instance").value_or(""));
+  }
+  std::sort(instances.begin(), instances.end());
+  CHECK(instances == std::vector<std::string>{"x", "y", "z"});
+  // The next round drops the pending alerts it does not see.
+  REQUIRE(h.step({series("x")}));
+  CHECK(h.only_alert().labels.get("instance") == "x");
+}
+
+TEST_CASE("restore_alerts adds active alerts once, by the ID of their labels", "[rules][state]") {
+  Harness h;
+  REQUIRE(h.step({series("b")}));
+  std::vector<rules::Alert> saved;
+  for (const char* inst : {"d", "a", "b", "a", "c"}) {
+    rules::Alert a;
+    a.id = 12345;  // not trusted: recomputed from the labels
+    a.state = AlertState::firing;
+    a.labels = core::Labels{{"alertname", "HighLoad"}, {"instance", inst}};
+    a.active_at = core::from_unix_seconds(1700000000);
+    saved.push_back(a);
+  }
+  saved.back().state = AlertState::inactive;  // "c": not restored
+  saved[3].value = 99;                        // the second "a": the first one wins
+  // "b" from the state file has other labels than the live one (no alertgroup): a new alert.
+  CHECK(h.rule.restore_alerts(saved) == 3);
+  CHECK(h.rule.restore_alerts(saved) == 0);
+  REQUIRE(h.rule.alerts().size() == 4);
+  uint64_t prev = 0;
+  for (const auto& a : h.rule.alerts()) {
+    CHECK(a.id > prev);
+    prev = a.id;
+    CHECK(a.id == a.labels.hash_without_name());
+    if (a.labels.get("instance") == "a") CHECK(a.value == 0);
+  }
+  const uint64_t id_d = core::Labels{{"alertname", "HighLoad"}, {"instance", "d"}}.hash_without_name();
+  REQUIRE(h.rule.alert(id_d) != nullptr);
+  CHECK(h.rule.alert(id_d)->state == AlertState::firing);
+  CHECK(h.rule.alert(12345) == nullptr);
 }
 
 TEST_CASE("resolved alerts are kept for 15m", "[rules][state]") {
@@ -720,7 +774,7 @@ TEST_CASE("payload fragments: none for alerts whose blocks are their own JSON", 
   CHECK(*sent[0].url_prefix_json ==
         R"("generatorURL":"http://vm:8880/vmalert/alert?group_id=)" +
             std::to_string(h.rule.group_id()) + "&alert_id=");
-  for (const auto& [id, a] : h.rule.alerts()) CHECK_FALSE(a.json);
+  for (const auto& a : h.rule.alerts()) CHECK_FALSE(a.json);
 }
 
 TEST_CASE("payload fragments: rebuilt only when labels or annotations change", "[rules][send]") {
