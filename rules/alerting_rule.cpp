@@ -672,6 +672,10 @@ size_t AlertingRule::restore_alerts(std::span<const Alert> alerts) {
   return impl_->alerts.size() - before;
 }
 
+// Per alert, kept by every rule and by the API snapshot of every rule (x 100k alerts).
+static_assert(sizeof(void*) != 8 || sizeof(Alert) == 104);
+static_assert(sizeof(void*) != 8 || sizeof(AlertView) == 48);
+
 RuleView AlertingRule::describe() const {
   const Impl& s = *impl_;
   RuleView v;
@@ -704,8 +708,8 @@ RuleView AlertingRule::describe() const {
     if (s.ctx.alert_source) v.alert_sources.push_back(source_url(a.id, a, u.time));
     if (a.state == AlertState::pending) ++v.pending;
     if (a.state == AlertState::firing) ++v.firing;
-    v.alerts.push_back(AlertView{a.id, a.state, a.labels, a.annotations, a.value, a.active_at,
-                                 a.restored, a.stabilizing()});
+    v.alerts.push_back(AlertView{a.id, a.state, a.restored, a.stabilizing(), a.labels,
+                                 a.annotations, a.value, a.active_at});
   }
   return v;
 }

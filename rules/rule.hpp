@@ -85,12 +85,12 @@ struct ExecStats {
 struct AlertView {
   uint64_t id = 0;
   AlertState state = AlertState::pending;
+  bool restored = false;  // beside `state`, in what would be padding: 48 bytes, not 56
+  bool stabilizing = false;
   core::Labels labels;
   core::Labels annotations;
   double value = 0;
   core::TimePoint active_at{};
-  bool restored = false;
-  bool stabilizing = false;
 };
 
 // A copy of one rule's state for the API and /metrics.
