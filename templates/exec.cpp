@@ -569,16 +569,16 @@ class State {
     }
   }
 
-  // kMaxRenderSteps: one step per node walked, range iteration and command; a function call
+  // TemplateEnv::max_render_steps (kMaxRenderSteps): one step per node walked, range iteration and command; a function call
   // also pays for the bytes it reads and writes (so a loop over megabyte strings stops sooner)
   // and a `query` for its round trip. Counted before the work, so the error names the node.
   // `where` becomes the error's context only when the budget runs out.
   void spend(uint64_t steps, Ctx where) {
     steps_ += steps;
-    if (steps_ > kMaxRenderSteps) {
+    if (steps_ > root_.env->max_render_steps) {
       ctx_ = where;
       core::count_limit_hit(core::Limit::template_steps);
-      errorf("exceeded " + std::to_string(kMaxRenderSteps) + " evaluation steps");
+      errorf("exceeded " + std::to_string(root_.env->max_render_steps) + " evaluation steps");
     }
   }
 

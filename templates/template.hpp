@@ -48,12 +48,23 @@ struct TemplateData {
   bool is_partial = false;
 };
 
+// The most evaluation steps one render may take: a step per node walked, range iteration and
+// command, plus a step per 256 bytes a function call reads or returns and 1,000 per `query`.
+// Past it the render fails with "... exceeded 10000000 evaluation steps". The byte cap below
+// bounds memory but not time: `{{ range 100000000 }}{{ end }}`, or a {{ define }} that calls
+// itself twice per level, writes nothing and would stall its group for hours (and keep
+// vmalert's, which has no such budget). Ten million steps is about a second or less; a real
+// annotation takes tens to thousands.
+inline constexpr uint64_t kMaxRenderSteps = 10'000'000;
+
 struct TemplateEnv {
   const core::Labels* external_labels = nullptr;
   std::string_view external_url;
   QueryFunction query;  // empty: `query` returns an error
   // Wall clock for `now` (vmalert uses the wall clock, not the evaluation time).
   std::function<core::TimePoint()> now;
+  // The step budget of one render; tests lower it to reach it quickly under sanitizers.
+  uint64_t max_render_steps = kMaxRenderSteps;
 };
 
 // The most bytes one rendered value (a label or an annotation) may have, and the most any
@@ -62,15 +73,6 @@ struct TemplateEnv {
 // (`{{ range 100000000 }}x{{ end }}`, widths up to Go's 10,000,009). vmalert has no such cap;
 // no real annotation comes near it.
 inline constexpr size_t kMaxRenderedBytes = size_t{1} << 20;
-
-// The most evaluation steps one render may take: a step per node walked, range iteration and
-// command, plus a step per 256 bytes a function call reads or returns and 1,000 per `query`.
-// Past it the render fails with "... exceeded 10000000 evaluation steps". The byte cap above
-// bounds memory but not time: `{{ range 100000000 }}{{ end }}`, or a {{ define }} that calls
-// itself twice per level, writes nothing and would stall its group for hours (and keep
-// vmalert's, which has no such budget). Ten million steps is about a second or less; a real
-// annotation takes tens to thousands.
-inline constexpr uint64_t kMaxRenderSteps = 10'000'000;
 
 class TemplateImpl;
 struct TemplateSetData;

@@ -19,11 +19,12 @@ std::string fmt(std::string_view f, std::vector<Value> args) {
   return s;
 }
 
-std::string render(std::string_view text) {
+std::string render(std::string_view text, uint64_t max_steps = templates::kMaxRenderSteps) {
   const core::Labels labels{{"instance", "host-1:9100"}};
   templates::TemplateData data;
   data.labels = &labels;
-  const templates::TemplateEnv env;
+  templates::TemplateEnv env;
+  env.max_render_steps = max_steps;
   auto r = templates::render_vmalert(text, data, env);
   return r ? *r : "ERR " + r.error().message;
 }
@@ -148,25 +149,30 @@ TEST_CASE("templates: one rendered value is capped at kMaxRenderedBytes", "[temp
 
 TEST_CASE("templates: one render is capped at kMaxRenderSteps", "[templates]") {
   STATIC_REQUIRE(templates::kMaxRenderSteps == 10'000'000);
+  CHECK(templates::TemplateEnv{}.max_render_steps == templates::kMaxRenderSteps);
   const uint64_t hits = core::limit_hits(core::Limit::template_steps);
-  SECTION("a loop that writes nothing") {
+  SECTION("the default budget: a loop that writes nothing") {
     const std::string r = render("{{ range 100000000 }}{{ end }}");
     CHECK(contains(r, "ERR error evaluating template: template: :1:"));
     CHECK(contains(r, "exceeded 10000000 evaluation steps"));
     CHECK(core::limit_hits(core::Limit::template_steps) == hits + 1);
   }
+  // The rest use a budget of 100,000 (the same code; 10 million takes ~30 s under ASan).
+  constexpr uint64_t kSteps = 100'000;
   SECTION("a define that calls itself twice per level (2^40 calls, within the depth limit)") {
     const std::string r = render(
         "{{ define \"t\" }}{{ if lt (len .) 40 }}{{ template \"t\" (printf \"%sx\" .) }}"
-        "{{ template \"t\" (printf \"%sx\" .) }}{{ end }}{{ end }}{{ template \"t\" \"\" }}");
-    CHECK(contains(r, "exceeded 10000000 evaluation steps"));
+        "{{ template \"t\" (printf \"%sx\" .) }}{{ end }}{{ end }}{{ template \"t\" \"\" }}",
+        kSteps);
+    CHECK(contains(r, "exceeded 100000 evaluation steps"));
     CHECK(core::limit_hits(core::Limit::template_steps) == hits + 1);
   }
   SECTION("calls on a large string pay for its bytes") {
-    // 100 KB per `len` argument is ~390 steps: the budget runs out after ~25,000 iterations
+    // 100 KB per `len` argument is ~390 steps: the budget runs out after ~250 iterations
     // instead of running 100 million of them.
-    const std::string r = render("{{ $s := printf \"%100000d\" 1 }}{{ range 100000000 }}{{ len $s }}{{ end }}");
-    CHECK(contains(r, "exceeded 10000000 evaluation steps"));
+    const std::string r = render(
+        "{{ $s := printf \"%100000d\" 1 }}{{ range 100000000 }}{{ len $s }}{{ end }}", kSteps);
+    CHECK(contains(r, "exceeded 100000 evaluation steps"));
     CHECK_FALSE(contains(r, "rendered value exceeds"));
   }
   SECTION("each query pays for its round trip") {
@@ -174,6 +180,7 @@ TEST_CASE("templates: one render is capped at kMaxRenderSteps", "[templates]") {
     const core::Labels labels;
     data.labels = &labels;
     templates::TemplateEnv env;
+    env.max_render_steps = kSteps;
     int queries = 0;
     env.query = [&](std::string_view) -> core::Result<std::vector<templates::QuerySample>> {
       ++queries;
@@ -181,15 +188,15 @@ TEST_CASE("templates: one render is capped at kMaxRenderSteps", "[templates]") {
     };
     auto r = templates::render_vmalert("{{ range 100000 }}{{ query \"up\" }}{{ end }}", data, env);
     REQUIRE_FALSE(r);
-    CHECK(contains(r.error().message, "exceeded 10000000 evaluation steps"));
-    CHECK(queries > 9'000);
-    CHECK(queries < 10'000);
+    CHECK(contains(r.error().message, "exceeded 100000 evaluation steps"));
+    CHECK(queries > 90);
+    CHECK(queries < 100);
   }
   SECTION("a large render under the budget completes and counts nothing") {
-    // 300,000 iterations of 5 steps (the iteration, three nodes, one command): 900 KB written.
-    CHECK(render("{{ range 300000 }}a{{ \"b\" }}c{{ end }}").size() == 900'000);
-    // 3,000,000 iterations of 3 steps (the iteration, the if node, its command): 9 million.
-    CHECK(render("{{ range 3000000 }}{{ if false }}x{{ end }}{{ end }}").empty());
+    // 10,000 iterations of 5 steps (the iteration, three nodes, one command): 30 KB written.
+    CHECK(render("{{ range 10000 }}a{{ \"b\" }}c{{ end }}", kSteps).size() == 30'000);
+    // 33,000 iterations of 3 steps (the iteration, the if node, its command): 99,000 + 2.
+    CHECK(render("{{ range 33000 }}{{ if false }}x{{ end }}{{ end }}", kSteps).empty());
     CHECK(core::limit_hits(core::Limit::template_steps) == hits);
   }
 }
