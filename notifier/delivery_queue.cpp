@@ -54,6 +54,8 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
     std::chrono::steady_clock::time_point started;
   };
 
+  static constexpr size_t kKeptBuckets = 1024;
+
   core::Clock* clock = nullptr;
   std::shared_ptr<Notifier> poster;
   DeliveryOptions options;
@@ -221,6 +223,7 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
     core::Duration wait{};
     size_t lost = 0;
     std::function<void()> stopped;
+    bool drained = false;
     {
       std::lock_guard lock(mu);
       --posts_in_flight;
@@ -252,7 +255,13 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
           wait = backoff.next();
         }
       }
+      drained = posts_in_flight == 0 && order.empty();
+      // A burst's hash buckets (8 bytes per alert it held) go back with it.
+      if (drained && slots.empty() && slots.bucket_count() > kKeptBuckets) {
+        std::unordered_map<uint64_t, Slot, MixHash>().swap(slots);
+      }
     }
+    if (drained && options.on_drained) options.on_drained();
     if (err) {
       std::string msg = err->message;
       if (retry && wait > core::Duration::zero()) {

@@ -55,6 +55,9 @@ struct DeliveryOptions {
   uint64_t seed = 0;    // of the jitter's random source
   // Where failures are reported (`error` false: the alerts are kept and retried); may be empty.
   std::function<void(bool error, std::string_view message)> log;
+  // Runs on the clock's loop when an answered POST leaves nothing queued and nothing in flight
+  // (the app gives the burst's memory back then); may be empty.
+  std::function<void()> on_drained;
 };
 
 class DeliveryQueue final : public Notifier {

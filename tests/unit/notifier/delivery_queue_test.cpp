@@ -131,6 +131,33 @@ TEST_CASE("delivery: a newer state of a queued alert replaces it", "[notifier][d
   CHECK(rig.stats().dropped == 0);  // superseded is not lost
 }
 
+TEST_CASE("delivery: on_drained runs once nothing is queued or in flight",
+          "[notifier][delivery]") {
+  notifier::DeliveryOptions o;
+  o.max_batch_size = 2;
+  int drained = 0;
+  o.on_drained = [&drained] { ++drained; };
+  Rig rig(o);
+  std::vector<notifier::Alert> batch;
+  for (int i = 0; i < 2000; ++i) batch.push_back(alert("x" + std::to_string(i), "1", rig.now()));
+  rig.send(batch);
+  rig.queue->flush();
+  rig.loop.run_ready();
+  CHECK(drained == 0);
+  CHECK(rig.stats().in_flight == 2);
+  // 1,000 POSTs, each answered one after the other: only the last leaves the queue empty.
+  CHECK(rig.transport.complete_all() == 1000);
+  CHECK(drained == 1);
+  CHECK(rig.stats().sent == 2000);
+  // The queue works as before after giving its buckets back.
+  rig.send({alert("a", "2", rig.now())});
+  rig.queue->flush();
+  rig.transport.complete_all();
+  CHECK(drained == 2);
+  CHECK(rig.stats().sent == 2001);
+  CHECK(rig.stats().dropped == 0);
+}
+
 TEST_CASE("delivery: a full queue drops the oldest alerts and counts them",
           "[notifier][delivery]") {
   notifier::DeliveryOptions o;
