@@ -1,10 +1,33 @@
 #include "app/memory.hpp"
 
+#include <fcntl.h>
 #include <malloc.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <optional>
 
 namespace app {
+
+namespace {
+
+// Resident bytes of the process (/proc/self/statm's second field), 0 when unknown.
+size_t resident_bytes() {
+  const int fd = ::open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buf[128];
+  const ssize_t n = ::read(fd, buf, sizeof(buf) - 1);
+  ::close(fd);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  unsigned long long size = 0;
+  unsigned long long resident = 0;
+  if (std::sscanf(buf, "%llu %llu", &size, &resident) != 2) return 0;
+  return static_cast<size_t>(resident) * static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+}
+
+}  // namespace
 
 void tune_malloc() {
 #if defined(__GLIBC__)
@@ -14,32 +37,93 @@ void tune_malloc() {
 #endif
 }
 
-bool MemoryReleaser::after_work() {
-  std::lock_guard lock(mu_);
-  return check();
+MemoryReleaser::MemoryReleaser(size_t min_growth,
+                               std::chrono::steady_clock::duration min_check_interval,
+                               std::chrono::steady_clock::duration settle)
+    : min_growth_(min_growth), min_check_interval_(min_check_interval), settle_(settle) {}
+
+MemoryReleaser::~MemoryReleaser() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_one();
+  if (thread_.joinable()) thread_.join();
 }
 
-bool MemoryReleaser::after_round() {
-  std::lock_guard lock(mu_);
-  const auto now = std::chrono::steady_clock::now();
-  if (last_check_ != std::chrono::steady_clock::time_point{} &&
-      now - last_check_ < min_check_interval_) {
-    return false;
+void MemoryReleaser::after_work() {
+  std::unique_lock lock(mu_);
+  if (stop_) return;
+  last_request_ = std::chrono::steady_clock::now();
+  if (pending_) return;
+  pending_ = true;
+  if (!thread_.joinable()) {
+    thread_ = std::thread([this] { run(); });
+    return;
   }
-  return check();
+  lock.unlock();
+  cv_.notify_one();
+}
+
+void MemoryReleaser::run() {
+  std::unique_lock lock(mu_);
+  for (;;) {
+    cv_.wait(lock, [this] { return stop_ || pending_; });
+    if (stop_) return;
+    // Wait until requests have stopped coming for `settle`, and the last check is
+    // `min_check_interval` old.
+    for (;;) {
+      const auto due = std::max(last_request_ + settle_, last_check_ + min_check_interval_);
+      if (std::chrono::steady_clock::now() >= due) break;
+      if (cv_.wait_until(lock, due, [this] { return stop_; })) return;
+    }
+    pending_ = false;
+    last_check_ = std::chrono::steady_clock::now();
+    lock.unlock();
+    check_now();
+    lock.lock();
+  }
+}
+
+bool MemoryReleaser::check_now() {
+  std::lock_guard lock(check_mu_);
+  const bool trimmed = check();
+  std::lock_guard counts(mu_);
+  ++checks_;
+  if (trimmed) ++trims_;
+  return trimmed;
+}
+
+uint64_t MemoryReleaser::checks() const {
+  std::lock_guard lock(mu_);
+  return checks_;
+}
+
+uint64_t MemoryReleaser::trims() const {
+  std::lock_guard lock(mu_);
+  return trims_;
 }
 
 bool MemoryReleaser::check() {
 #if defined(__GLIBC__)
-  last_check_ = std::chrono::steady_clock::now();
-  const struct mallinfo2 mi = mallinfo2();
-  const size_t free_bytes = mi.fordblks;
+  // Bytes in use: the heap's chunks plus the blocks that have their own mmap.
+  auto slack = [](size_t* in_use) -> std::optional<size_t> {
+    const struct mallinfo2 mi = mallinfo2();
+    const size_t rss = resident_bytes();
+    if (rss == 0) return std::nullopt;
+    *in_use = mi.uordblks + mi.hblkhd;
+    return rss > *in_use ? rss - *in_use : 0;
+  };
+  size_t in_use = 0;
+  const auto now_slack = slack(&in_use);
+  if (!now_slack) return false;
   // Reuse brought the free level down: that is the new base.
-  free_after_trim_ = std::min(free_after_trim_, free_bytes);
-  const size_t threshold = std::max(min_growth_, mi.uordblks / 10);
-  if (free_bytes < free_after_trim_ + threshold) return false;
+  slack_after_trim_ = std::min(slack_after_trim_, *now_slack);
+  const size_t threshold = std::max(min_growth_, in_use / 32);
+  if (*now_slack < slack_after_trim_ + threshold) return false;
   malloc_trim(0);
-  free_after_trim_ = mallinfo2().fordblks;
+  size_t after_in_use = 0;
+  slack_after_trim_ = slack(&after_in_use).value_or(*now_slack);
   return true;
 #else
   return false;

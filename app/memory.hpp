@@ -1,22 +1,28 @@
 // Giving memory back to the OS (issue 12 item 2: "after a spike, RSS comes back within 10% of
-// where it was"). glibc keeps freed heap memory for reuse; a one-off large answer or API body
-// would otherwise stay in RSS for the rest of the run.
+// where it was"). glibc keeps freed heap memory for reuse; a one-off large answer or API body,
+// or the burst a round leaves behind (a round's notifications wait in the delivery queue until
+// Alertmanager has them: ~17 MB at 100k alerts), would otherwise stay in RSS until reused.
 //
 //  - tune_malloc() (once, at start): allocations of 1 MiB and more get their own mmap, so
 //    freeing them unmaps at once; the threshold is fixed (glibc's default moves up to 32 MiB
 //    after the first big free, which is exactly the one-off case).
-//  - MemoryReleaser::after_work(): after an API answer (and after_round() after a round), if
-//    the heap's free bytes grew by more than a threshold since the last trim, malloc_trim(0)
-//    returns the free pages. malloc_trim is called only after a spike. mallinfo2 is not free:
-//    it walks every chunk in every free bin (~25 us on the daemon benchmark's heap at 1k
-//    alerts, 2.5% of its CPU when each of the many small rounds ended with one), so
-//    after_round() checks at most once per `min_check_interval` (a call inside it returns at
-//    once; a later round's call does the check).
+//  - MemoryReleaser::after_work() (after an API answer, a round, a drained notifier queue) only
+//    asks for a check: a small thread of the releaser's runs it once the process has been
+//    quiet for `settle` (a burst of rounds and POSTs gets one check after its end, not one in
+//    the middle of it), and at most once per `min_check_interval`. The caller never waits.
+//  - A check compares resident memory (/proc/self/statm) with the heap's bytes in use
+//    (mallinfo2): what is resident beyond them is free heap pages (and the process's fixed
+//    part). When that slack has grown by more than max(min_growth, 1/32 of the heap in use)
+//    since the last trim, malloc_trim(0) returns the free pages. mallinfo2 walks every free
+//    chunk (~25 us at 1k alerts, ~100 us at 100k), hence the rate limit.
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <mutex>
+#include <thread>
 
 namespace app {
 
@@ -24,23 +30,43 @@ void tune_malloc();
 
 class MemoryReleaser {
  public:
-  // Trims when the heap's free bytes exceed the level after the last trim by this much.
-  explicit MemoryReleaser(size_t min_growth = size_t{4} << 20,
-                          std::chrono::steady_clock::duration min_check_interval =
-                              std::chrono::seconds(1))
-      : min_growth_(min_growth), min_check_interval_(min_check_interval) {}
-  // Thread-safe. Returns whether it trimmed.
-  bool after_work();
-  // The same, skipped when the last check was less than `min_check_interval` ago.
-  bool after_round();
+  explicit MemoryReleaser(
+      size_t min_growth = size_t{4} << 20,
+      std::chrono::steady_clock::duration min_check_interval = std::chrono::seconds(1),
+      std::chrono::steady_clock::duration settle = std::chrono::milliseconds(200));
+  ~MemoryReleaser();
+  MemoryReleaser(const MemoryReleaser&) = delete;
+  MemoryReleaser& operator=(const MemoryReleaser&) = delete;
+
+  // Thread-safe and cheap (a lock, a wake-up when none is pending): asks for a check.
+  void after_work();
+  void after_round() { after_work(); }
+  // Runs a check now, on the calling thread; returns whether it trimmed (tests, /debug).
+  bool check_now();
+  // Checks done and trims made so far (tests, /metrics).
+  [[nodiscard]] uint64_t checks() const;
+  [[nodiscard]] uint64_t trims() const;
 
  private:
-  std::mutex mu_;
+  void run();
+  bool check();  // under check_mu_
+
   size_t min_growth_;
   std::chrono::steady_clock::duration min_check_interval_;
+  std::chrono::steady_clock::duration settle_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool pending_ = false;
+  bool stop_ = false;
+  std::chrono::steady_clock::time_point last_request_{};
   std::chrono::steady_clock::time_point last_check_{};
-  bool check();  // under mu_
-  size_t free_after_trim_ = 0;
+  uint64_t checks_ = 0;
+  uint64_t trims_ = 0;
+
+  std::mutex check_mu_;
+  size_t slack_after_trim_ = SIZE_MAX;  // resident bytes beyond the heap in use, after a trim
+  std::thread thread_;                  // started on the first request
 };
 
 // The process-wide releaser (the loop's rounds and the HTTP thread's answers share the heap).

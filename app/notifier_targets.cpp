@@ -12,6 +12,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "app/memory.hpp"
 #include "app/secret_file.hpp"
 #include "net/url.hpp"
 
@@ -136,6 +137,8 @@ core::Result<notifier::DeliveryOptions> delivery_options(const Flags& flags) {
   o.max_queue_size = static_cast<size_t>(flags.notifier_max_queue_size);
   o.max_batch_size = static_cast<size_t>(flags.notifier_max_batch_size);
   o.concurrency = static_cast<size_t>(flags.notifier_concurrency);
+  // A round's notifications are gone once the queue drains: a chance to give them back.
+  o.on_drained = [] { memory_releaser().after_work(); };
   o.retry_min_interval = flags.notifier_retry_min_interval;
   o.retry_max_interval = std::max(flags.notifier_retry_max_interval, o.retry_min_interval);
   // A resolved alert's endsAt is in the past: the rule re-sends it every -rule.resendDelay (for
