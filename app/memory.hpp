@@ -32,7 +32,7 @@ class MemoryReleaser {
  public:
   explicit MemoryReleaser(
       size_t min_growth = size_t{4} << 20,
-      std::chrono::steady_clock::duration min_check_interval = std::chrono::seconds(1),
+      std::chrono::steady_clock::duration min_check_interval = std::chrono::seconds(5),
       std::chrono::steady_clock::duration settle = std::chrono::milliseconds(200));
   ~MemoryReleaser();
   MemoryReleaser(const MemoryReleaser&) = delete;
