@@ -1419,13 +1419,24 @@ core::Result<void> InstantParser::finish() { return impl_->finish(); }
 const InstantParser::StatusError* InstantParser::status_error() const {
   return impl_->status_error ? &*impl_->status_error : nullptr;
 }
-size_t InstantParser::buffered_bytes() const { return impl_->pending.capacity(); }
+size_t InstantParser::buffered_bytes() const {
+  const Impl& m = *impl_;
+  auto ids = [](const std::vector<uint32_t>& v) { return v.capacity() * sizeof(uint32_t); };
+  return m.pending.capacity() + m.element.capacity() + m.key_scratch.capacity() +
+         m.value_scratch.capacity() + m.number_scratch.capacity() + m.arena.capacity() +
+         m.stack_arena.capacity() + ids(m.label_key_offsets) + ids(m.cur_ids) + ids(m.prev_ids) +
+         ids(m.sort_a) + ids(m.sort_b) + ids(m.name_stamp) +
+         m.set_slots.capacity() * sizeof(uint64_t);
+}
 
 core::Result<void> parse_response(std::string_view body, core::QueryResult& out) {
-  thread_local InstantParser parser;
-  parser.reset(out);
-  if (auto r = parser.feed(body); !r) return r;
-  return parser.finish();
+  thread_local auto parser = std::make_unique<InstantParser>();
+  parser->reset(out);
+  auto r = parser->feed(body);
+  core::Result<void> done = r ? parser->finish() : std::move(r);
+  // Not kept at the size of a big answer for the rest of the thread's life.
+  if (parser->buffered_bytes() > (size_t{1} << 20)) parser = std::make_unique<InstantParser>();
+  return done;
 }
 
 }  // namespace datasource

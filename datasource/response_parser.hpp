@@ -66,8 +66,10 @@ class InstantParser {
   };
   [[nodiscard]] const StatusError* status_error() const;
 
-  // Capacity of the buffer for a value left unfinished at a chunk boundary (for memory
-  // accounting; it keeps the size of the largest such value seen).
+  // Bytes the parser keeps between answers (for memory accounting; a reused parser keeps the
+  // size of the largest answer's needs): the buffer for a value left unfinished at a chunk
+  // boundary, the element's arenas and scratch, and the duplicate-series set (8 bytes a slot,
+  // 2 slots a series: 16 MB after a 64 MiB answer).
   [[nodiscard]] size_t buffered_bytes() const;
 
  private:

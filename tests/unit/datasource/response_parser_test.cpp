@@ -418,3 +418,29 @@ TEST_CASE("a large matrix element grows the element arenas and parses the same a
   REQUIRE(chunked.ok);
   CHECK(chunked.text == whole);
 }
+
+TEST_CASE("buffered_bytes counts what a big answer leaves in a reused parser",
+          "[datasource][parser]") {
+  // The duplicate-series set grows with the series of an answer and is kept for the next
+  // one; the querier drops a parser holding more than 1 MiB, so this must count it.
+  datasource::InstantParser parser;
+  core::QueryResult r;
+  parser.reset(r);
+  REQUIRE(parser.feed(envelope(R"([{"metric":{"a":"1"},"value":[1,"1"]}])")));
+  REQUIRE(parser.finish());
+  const size_t small = parser.buffered_bytes();
+  CHECK(small < (size_t{1} << 20));
+
+  std::string many = "[";
+  for (int i = 0; i < 200'000; ++i) {
+    if (i != 0) many += ',';
+    many += R"({"metric":{"instance":"h)" + std::to_string(i) + R"("},"value":[1,"1"]})";
+  }
+  many += ']';
+  parser.reset(r);
+  REQUIRE(parser.feed(envelope(many)));
+  REQUIRE(parser.finish());
+  REQUIRE(r.size() == 200'000);
+  // At least the set: 2 slots of 8 bytes per series.
+  CHECK(parser.buffered_bytes() >= small + 200'000 * 16);
+}
