@@ -5,17 +5,26 @@
 # Modes: 5xx, 4xx, hang (answers after 60 s), truncated (Content-Length 1000, 60 bytes sent),
 # garbage (an HTML page), huge (300 MB of series, streamed in 1 MiB pieces, never held),
 # endless (a valid start, then whitespace forever), trickle (a valid answer, 1 byte/100 ms),
-# reset (closes the connection without an answer).
+# reset (closes the connection without an answer), spike (huge for the next N queries after
+# `GET /arm?n=N`, one sample otherwise: a one-off spike, memory_spike_test.sh).
 # Bodies are close-delimited (HTTP/1.0, no Content-Length) unless said otherwise, so the
 # client cannot refuse them from a header: it must count bytes.
-import http.server, socket, sys, time, urllib.parse
+import http.server, socket, sys, threading, time, urllib.parse
 
 OK = b'{"status":"success","data":{"resultType":"vector","result":[{"metric":{"src":"fake"},"value":[1,"1"]}]}}'
 HEAD = b'{"status":"success","data":{"resultType":"vector","result":['
 
 
+ARMED = [0]
+ARMED_LOCK = threading.Lock()
+
+
 class H(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
+        u = urllib.parse.urlparse(self.path)
+        if u.path == "/arm":
+            with ARMED_LOCK:
+                ARMED[0] = int(urllib.parse.parse_qs(u.query).get("n", ["1"])[0])
         self.answer(200, b"ok")
 
     def do_POST(self):
@@ -83,6 +92,15 @@ class H(http.server.BaseHTTPRequestHandler):
             sent += len(piece)
             piece_no += 1
         self.wfile.write(b'{"metric":{},"value":[1,"1"]}]}}')
+
+    def mode_spike(self):
+        with ARMED_LOCK:
+            armed = ARMED[0] > 0
+            ARMED[0] -= 1 if armed else 0
+        if armed:
+            self.mode_huge()
+        else:
+            self.mode_ok()
 
     def mode_endless(self):
         self.start()
