@@ -117,7 +117,10 @@ bool MemoryReleaser::check() {
   size_t in_use = 0;
   const auto now_slack = slack(&in_use);
   if (!now_slack) return false;
-  // Reuse brought the free level down: that is the new base.
+  // Reuse brought the free level down: that is the new base. Before the first trim there is
+  // none: a base read at a moment when free pages were resident would be too high for good
+  // (a 100k-alert run that first checked after its first rounds never trimmed).
+  if (slack_after_trim_ == SIZE_MAX) slack_after_trim_ = 0;
   slack_after_trim_ = std::min(slack_after_trim_, *now_slack);
   const size_t threshold = std::max(min_growth_, in_use / 32);
   if (*now_slack < slack_after_trim_ + threshold) return false;

@@ -38,7 +38,7 @@ struct Holes {
 
 TEST_CASE("memory releaser: resident free heap pages go back", "[app][memory]") {
   app::MemoryReleaser r(size_t{4} << 20, std::chrono::seconds(0), std::chrono::seconds(0));
-  r.check_now();  // the base
+  r.check_now();  // the first check trims whatever is free: the base is what is left
   Holes holes;
   const size_t before = rss();
   const bool trimmed = r.check_now();
@@ -49,7 +49,7 @@ TEST_CASE("memory releaser: resident free heap pages go back", "[app][memory]") 
     // The holes' whole pages (~3 of each 15 KiB hole, ~30 MB in all) leave RSS.
     INFO("RSS before " << before << ", after " << after);
     CHECK(after + (size_t{20} << 20) < before);
-    CHECK(r.trims() == 1);
+    CHECK(r.trims() == 2);
     // Nothing more to give back: a second check does not trim again.
     CHECK_FALSE(r.check_now());
   }
