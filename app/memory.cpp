@@ -106,7 +106,7 @@ uint64_t MemoryReleaser::trims() const {
 
 bool MemoryReleaser::check() {
 #if defined(__GLIBC__)
-  // Bytes in use: the heap's chunks plus the blocks that have their own mmap.
+  // Resident bytes beyond those in use (the heap's chunks and the blocks with their own mmap).
   auto slack = [](size_t* in_use) -> std::optional<size_t> {
     const struct mallinfo2 mi = mallinfo2();
     const size_t rss = resident_bytes();
@@ -117,16 +117,14 @@ bool MemoryReleaser::check() {
   size_t in_use = 0;
   const auto now_slack = slack(&in_use);
   if (!now_slack) return false;
-  // Reuse brought the free level down: that is the new base. Before the first trim there is
-  // none: a base read at a moment when free pages were resident would be too high for good
+  // Reuse brought the free level down: that is the new base. It starts at 0, so the first
+  // check trims: a base read while a round's free pages were resident would stay too high
   // (a 100k-alert run that first checked after its first rounds never trimmed).
-  if (slack_after_trim_ == SIZE_MAX) slack_after_trim_ = 0;
   slack_after_trim_ = std::min(slack_after_trim_, *now_slack);
   const size_t threshold = std::max(min_growth_, in_use / 32);
   if (*now_slack < slack_after_trim_ + threshold) return false;
   malloc_trim(0);
-  size_t after_in_use = 0;
-  slack_after_trim_ = slack(&after_in_use).value_or(*now_slack);
+  slack_after_trim_ = slack(&in_use).value_or(*now_slack);
   return true;
 #else
   return false;

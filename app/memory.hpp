@@ -44,7 +44,7 @@ class MemoryReleaser {
   void after_round() { after_work(); }
   // Runs a check now, on the calling thread; returns whether it trimmed (tests, /debug).
   bool check_now();
-  // Checks done and trims made so far (tests, /metrics).
+  // Checks done and trims made so far (tests).
   [[nodiscard]] uint64_t checks() const;
   [[nodiscard]] uint64_t trims() const;
 
@@ -66,7 +66,7 @@ class MemoryReleaser {
   uint64_t trims_ = 0;
 
   std::mutex check_mu_;
-  size_t slack_after_trim_ = SIZE_MAX;  // resident bytes beyond the heap in use, after a trim
+  size_t slack_after_trim_ = 0;  // resident bytes beyond the heap in use, after a trim
   std::thread thread_;                  // started on the first request
 };
 

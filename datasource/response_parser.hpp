@@ -71,6 +71,8 @@ class InstantParser {
   // boundary, the element's arenas and scratch, and the duplicate-series set (8 bytes a slot,
   // 2 slots a series: 16 MB after a 64 MiB answer).
   [[nodiscard]] size_t buffered_bytes() const;
+  // A parser holding more than this after an answer is not kept for reuse.
+  static constexpr size_t kReuseMaxBytes = size_t{1} << 20;
 
  private:
   struct Impl;
