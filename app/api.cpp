@@ -207,14 +207,15 @@ void append_rule(std::string& out, const GroupSnapshot& g, const RuleSnapshot& r
   out += ",\"debug\":";
   out += r.debug ? "true" : "false";
   out += ",\"max_updates_entries\":" + std::to_string(r.update_entries_limit);
-  if (opt.updates && !r.updates.empty()) {
+  const auto updates = opt.updates ? r.updates() : std::vector<rules::RuleUpdate>{};
+  if (!updates.empty()) {
     out += ",\"updates\":[";
     bool first = true;
-    for (const auto& u : r.updates) {
-      if (!u || (u->time == core::TimePoint{} && u->at == core::TimePoint{})) continue;
+    for (const auto& u : updates) {
+      if (u.time == core::TimePoint{} && u.at == core::TimePoint{}) continue;
       if (!first) out += ',';
       first = false;
-      append_update(out, *u);
+      append_update(out, u);
     }
     out += ']';
   }

@@ -296,25 +296,24 @@ std::string rule_page(const GroupSnapshot& g, const RuleSnapshot& r) {
   out += "<h2>Last updates</h2>";
   out += "<table><tr><th>Updated at</th><th>Evaluation time</th><th>Samples</th>"
          "<th>Duration</th><th>Error</th></tr>";
-  for (const auto& u : r.updates) {
-    if (!u) continue;
+  for (const auto& u : r.updates()) {
     out += "<tr><td>";
-    time_text(out, u->time);
+    time_text(out, u.time);
     out += "</td><td>";
-    time_text(out, u->at);
-    out += "</td><td>" + std::to_string(u->samples);
-    if (u->series_fetched) out += " (" + std::to_string(*u->series_fetched) + " series fetched)";
+    time_text(out, u.at);
+    out += "</td><td>" + std::to_string(u.samples);
+    if (u.series_fetched) out += " (" + std::to_string(*u.series_fetched) + " series fetched)";
     out += "</td><td>";
-    seconds_text(out, u->duration);
+    seconds_text(out, u.duration);
     out += "</td><td>";
-    if (!u->error.empty()) {
+    if (!u.error.empty()) {
       out += "<pre>";
-      append_html_escaped(out, u->error);
+      append_html_escaped(out, u.error);
       out += "</pre>";
     }
-    if (!u->curl.empty()) {
+    if (!u.curl.empty()) {
       out += "<details><summary>request</summary><pre>";
-      append_html_escaped(out, u->curl.str());
+      append_html_escaped(out, u.curl.str());
       out += "</pre></details>";
     }
     out += "</td></tr>";

@@ -5,9 +5,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <utility>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/time.hpp"
@@ -17,19 +19,22 @@ namespace rules {
 // A text kept as a difference from an earlier, shared one: the curl command of one update
 // differs from the previous update's only in the `time` parameter, so 20 entries x 1,000 rules
 // need not hold 20,000 copies of a ~250-byte command (issue 12: 5 MB at 10k alerts). Holds
-// `base`'s first `prefix` bytes, then `middle`, then its last `suffix` bytes.
+// `base`'s first `prefix` bytes, then a middle of at most kMaxMiddle bytes kept inline, then its
+// last `suffix` bytes: 40 bytes beside the shared base.
 class DeltaText {
  public:
+  static constexpr size_t kMaxMiddle = 15;
+
   DeltaText() = default;
   DeltaText(std::string s)  // NOLINT(google-explicit-constructor): assigned like a string
       : base_(s.empty() ? nullptr : std::make_shared<const std::string>(std::move(s))),
         prefix_(base_ ? static_cast<uint32_t>(base_->size()) : 0) {}
   DeltaText(const char* s) : DeltaText(std::string(s)) {}  // NOLINT(google-explicit-constructor)
   // `s`, sharing `earlier`'s base when they differ in a short middle part only.
-  [[nodiscard]] static DeltaText against(const DeltaText& earlier, std::string s);
+  [[nodiscard]] static DeltaText against(const DeltaText& earlier, std::string_view s);
 
   [[nodiscard]] std::string str() const;
-  [[nodiscard]] size_t size() const { return prefix_ + middle_.size() + suffix_; }
+  [[nodiscard]] size_t size() const { return prefix_ + middle_size_ + suffix_; }
   [[nodiscard]] bool empty() const { return size() == 0; }
   // Whether this shares its base with `o` (tests).
   [[nodiscard]] bool shares_base_with(const DeltaText& o) const {
@@ -40,7 +45,8 @@ class DeltaText {
   std::shared_ptr<const std::string> base_;
   uint32_t prefix_ = 0;
   uint32_t suffix_ = 0;
-  std::string middle_;
+  char middle_[kMaxMiddle] = {};
+  uint8_t middle_size_ = 0;
 };
 
 struct RuleUpdate {
@@ -53,27 +59,51 @@ struct RuleUpdate {
   DeltaText curl;              // the request as a curl command (secrets hidden), may be empty
 };
 
-// A ring buffer of the newest `capacity` updates (capacity >= 1). Entries are immutable and
-// shared, so the API snapshot taken after every round copies pointers, not strings; an entry's
-// curl shares the previous entry's text (DeltaText).
+// The newest `capacity` updates of one rule (capacity >= 1), as a ring of compact entries (96
+// bytes; an error text is shared with the previous entry when equal, a curl is a DeltaText).
+//
+// Why a lock instead of immutable shared entries: every round's API snapshot copied 20 entry
+// pointers per rule and every entry was its own 160-byte allocation: 3.7 kB a rule, 3.7 MB of
+// a 1,000-rule daemon (issue 12). The rule's thread adds; a snapshot keeps a pointer to this
+// object and how many entries had been added (added()), and the HTTP thread reads with
+// newest_first(that count), so a snapshot shows what was there when it was taken and never
+// a newer entry.
 class UpdateHistory {
  public:
   explicit UpdateHistory(size_t capacity = 20);
+  UpdateHistory(const UpdateHistory&) = delete;
+  UpdateHistory& operator=(const UpdateHistory&) = delete;
 
+  // ---- the owning rule's thread ----
   void add(RuleUpdate u);
-  // The newest update; a default RuleUpdate before the first evaluation.
-  [[nodiscard]] const RuleUpdate& last() const;
-  [[nodiscard]] bool empty() const { return count_ == 0; }
-  // Newest first.
-  [[nodiscard]] std::vector<RuleUpdate> newest_first() const;
-  [[nodiscard]] std::vector<std::shared_ptr<const RuleUpdate>> shared_newest_first() const;
-  [[nodiscard]] size_t capacity() const { return entries_.size(); }
-  void clear();
+  // The newest update whole; a default RuleUpdate before the first evaluation.
+  [[nodiscard]] const RuleUpdate& last() const { return last_; }
+  [[nodiscard]] bool empty() const { return added_ == 0; }
+  // How many updates add() has taken (never decreases).
+  [[nodiscard]] uint64_t added() const { return added_; }
+
+  // ---- any thread ----
+  // Newest first, of the updates among the first `added_until` ever added that are still kept.
+  [[nodiscard]] std::vector<RuleUpdate> newest_first(uint64_t added_until = UINT64_MAX) const;
+  [[nodiscard]] size_t capacity() const { return capacity_; }
 
  private:
-  std::vector<std::shared_ptr<const RuleUpdate>> entries_;
-  size_t next_ = 0;
-  size_t count_ = 0;
+  struct Entry {
+    core::TimePoint time{};
+    core::TimePoint at{};
+    core::Duration duration{};
+    uint64_t samples = 0;
+    int64_t series_fetched = -1;  // -1 = unset
+    std::shared_ptr<const std::string> error;  // null = success
+    DeltaText curl;
+  };
+
+  mutable std::mutex mu_;
+  std::vector<Entry> entries_;  // ring; grows to capacity_ entries, never more
+  size_t capacity_;
+  size_t next_ = 0;  // where the next entry goes once the ring is full
+  uint64_t added_ = 0;
+  RuleUpdate last_;
 };
 
 }  // namespace rules

@@ -193,7 +193,7 @@ struct AlertingRule::Impl {
   // Sorted by ID, in one array: a std::map node cost ~50 bytes more per alert (5 MB at 100k).
   // New alerts of a round are added in one merge after it (add_alerts).
   std::vector<Alert> alerts;
-  UpdateHistory history{20};
+  std::shared_ptr<UpdateHistory> history = std::make_shared<UpdateHistory>(20);
   uint64_t errors_total = 0;
   uint64_t fired_total = 0;
   // What the last successful round wrote for each active alert, for staleness markers: ALERTS
@@ -279,7 +279,7 @@ struct AlertingRule::Impl {
 
   void record(RuleUpdate u) {
     if (!u.error.empty()) ++errors_total;
-    history.add(std::move(u));
+    history->add(std::move(u));
   }
 };
 
@@ -305,7 +305,7 @@ core::Result<AlertingRule> AlertingRule::create(const config::RuleSpec& rule,
   impl->debug = rule.debug.value_or(group.debug);
   impl->ctx = ctx;
   impl->entries_limit = std::max(1, rule.update_entries_limit.value_or(ctx.update_entries_limit));
-  impl->history = UpdateHistory(static_cast<size_t>(impl->entries_limit));
+  impl->history = std::make_shared<UpdateHistory>(static_cast<size_t>(impl->entries_limit));
 
   // external < group < rule (vmalert NewGroup/mergeLabels).
   impl->labels = ctx.external_labels;
@@ -703,7 +703,7 @@ RuleView AlertingRule::describe() const {
   v.labels = s.labels;
   v.annotations = s.annotations;
   v.state = state();
-  const auto& u = s.history.last();
+  const auto& u = s.history->last();
   v.last_error = u.error;
   v.last_evaluation = u.time;
   v.evaluation_time = u.duration;
@@ -712,7 +712,8 @@ RuleView AlertingRule::describe() const {
   v.errors_total = s.errors_total;
   v.debug = s.debug;
   v.update_entries_limit = s.entries_limit;
-  v.updates = s.history.shared_newest_first();
+  v.history = s.history;
+  v.history_added = s.history->added();
   v.alert_source_prefix = generator_url_prefix();
   v.alerts.reserve(static_cast<size_t>(std::count_if(
       s.alerts.begin(), s.alerts.end(),
@@ -761,9 +762,9 @@ size_t AlertingRule::count(AlertState st) const {
                                            [st](const Alert& a) { return a.state == st; }));
 }
 
-const std::string& AlertingRule::last_error() const { return impl_->history.last().error; }
-const RuleUpdate& AlertingRule::last_update() const { return impl_->history.last(); }
-const UpdateHistory& AlertingRule::history() const { return impl_->history; }
+const std::string& AlertingRule::last_error() const { return impl_->history->last().error; }
+const RuleUpdate& AlertingRule::last_update() const { return impl_->history->last(); }
+const UpdateHistory& AlertingRule::history() const { return *impl_->history; }
 uint64_t AlertingRule::errors_total() const { return impl_->errors_total; }
 uint64_t AlertingRule::fired_total() const { return impl_->fired_total; }
 

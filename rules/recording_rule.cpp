@@ -43,7 +43,7 @@ struct RecordingRule::Impl {
   bool debug = false;
   int entries_limit = 20;
   int limit = 0;
-  UpdateHistory history{20};
+  std::shared_ptr<UpdateHistory> history = std::make_shared<UpdateHistory>(20);
   uint64_t errors_total = 0;
   // Series written last successful round, for staleness markers: sorted by hash, each the
   // block that was written (shared), no text key (the text doubled every series' cost).
@@ -52,7 +52,7 @@ struct RecordingRule::Impl {
 
   void record(RuleUpdate u) {
     if (!u.error.empty()) ++errors_total;
-    history.add(std::move(u));
+    history->add(std::move(u));
   }
 };
 
@@ -71,7 +71,7 @@ core::Result<RecordingRule> RecordingRule::create(const config::RuleSpec& rule,
   impl->debug = rule.debug.value_or(group.debug);
   impl->limit = ctx.limit;
   impl->entries_limit = std::max(1, rule.update_entries_limit.value_or(ctx.update_entries_limit));
-  impl->history = UpdateHistory(static_cast<size_t>(impl->entries_limit));
+  impl->history = std::make_shared<UpdateHistory>(static_cast<size_t>(impl->entries_limit));
   impl->labels = ctx.external_labels;
   for (const auto& l : group.labels) impl->labels.set(l.name, l.value);
   for (const auto& l : rule.labels) impl->labels.set(l.name, l.value);
@@ -186,7 +186,7 @@ RuleView RecordingRule::describe() const {
   v.expr = s.expr;
   v.labels = s.labels;
   v.state = AlertState::inactive;
-  const auto& u = s.history.last();
+  const auto& u = s.history->last();
   v.last_error = u.error;
   v.last_evaluation = u.time;
   v.evaluation_time = u.duration;
@@ -195,14 +195,15 @@ RuleView RecordingRule::describe() const {
   v.errors_total = s.errors_total;
   v.debug = s.debug;
   v.update_entries_limit = s.entries_limit;
-  v.updates = s.history.shared_newest_first();
+  v.history = s.history;
+  v.history_added = s.history->added();
   return v;
 }
 
 uint64_t RecordingRule::id() const { return impl_->id; }
 const std::string& RecordingRule::name() const { return impl_->name; }
 const std::string& RecordingRule::expr() const { return impl_->expr; }
-const UpdateHistory& RecordingRule::history() const { return impl_->history; }
+const UpdateHistory& RecordingRule::history() const { return *impl_->history; }
 const core::Labels& RecordingRule::labels() const { return impl_->labels; }
 uint64_t RecordingRule::errors_total() const { return impl_->errors_total; }
 

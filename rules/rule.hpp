@@ -121,8 +121,15 @@ struct RuleView {
   // With -external.alert.source: each alert's generatorURL, parallel to `alerts` (empty
   // otherwise, so the default costs nothing per alert).
   std::vector<std::string> alert_sources;
-  // The update history, newest first (API /api/v1/rule "updates"); shared, immutable entries.
-  std::vector<std::shared_ptr<const RuleUpdate>> updates;
+  // The rule's update history (API /api/v1/rule "updates"), shared with the rule, and how many
+  // entries it had taken when this view was made: updates() shows those still kept.
+  std::shared_ptr<const UpdateHistory> history;
+  uint64_t history_added = 0;
+
+  // Newest first; empty without a history.
+  [[nodiscard]] std::vector<RuleUpdate> updates() const {
+    return history ? history->newest_first(history_added) : std::vector<RuleUpdate>{};
+  }
 };
 
 class Rule {

@@ -52,18 +52,27 @@ void fill(app::SnapshotStore& store) {
                               {{"alertname", "HighCPU"}, {"instance", "h<1>"},
                                {"severity", "critical"}}));
   high.annotations = core::Labels{{"summary", "CPU <high> & rising"}};
-  auto upd = std::make_shared<rules::RuleUpdate>();
-  upd->time = at_ms(1700000001500);
-  upd->at = at_ms(1700000000000);
-  upd->duration = std::chrono::milliseconds(3);
-  upd->samples = 1;
-  upd->curl = "curl 'http://prom/api/v1/query?query=expr_11'";
-  auto failed = std::make_shared<rules::RuleUpdate>(*upd);
-  failed->time = at_ms(1700000000500);
-  failed->error = "connection refused";
-  failed->samples = 0;
-  failed->series_fetched = 4;
-  high.updates = {upd, failed};
+  rules::RuleUpdate upd;
+  upd.time = at_ms(1700000001500);
+  upd.at = at_ms(1700000000000);
+  upd.duration = std::chrono::milliseconds(3);
+  upd.samples = 1;
+  upd.curl = "curl 'http://prom/api/v1/query?query=expr_11'";
+  rules::RuleUpdate failed = upd;
+  failed.time = at_ms(1700000000500);
+  failed.error = "connection refused";
+  failed.samples = 0;
+  failed.series_fetched = 4;
+  auto history = std::make_shared<rules::UpdateHistory>(20);
+  history->add(failed);
+  history->add(upd);
+  high.history = history;
+  high.history_added = history->added();
+  // Added after the snapshot was taken: not shown.
+  rules::RuleUpdate later = upd;
+  later.time = at_ms(1700000002500);
+  later.error = "too late for this snapshot";
+  history->add(later);
   alpha->rules.push_back(high);
   auto disk = alerting(12, "DiskFull", {{"severity", "warning"}}, rules::AlertState::inactive);
   disk.last_samples = 0;
@@ -338,6 +347,8 @@ TEST_CASE("/api/v1/alert, /api/v1/rule with updates, /api/v1/group", "[app][api]
                  R"({"time":"2023-11-14T22:13:20.5Z","at":"2023-11-14T22:13:20Z",)"
                  R"("duration":3000000,"error":"connection refused","samples":0,)"
                  R"("series_fetched":4,)"));
+  // The entry added after the snapshot was taken is not in it.
+  CHECK_THAT(r.body, !Catch::Contains("too late"));
   CHECK_THAT(r.body, Catch::StartsWith(R"({"state":"firing","name":"HighCPU","query":"expr_11",)"
                                        R"("duration":0,"keep_firing_for":0,"labels":)"));
   // Lists do not carry the history.

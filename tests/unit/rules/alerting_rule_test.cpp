@@ -4,10 +4,12 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <iterator>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/limit_hits.hpp"
@@ -620,6 +622,60 @@ TEST_CASE("update history is a ring of update_entries_limit", "[rules][history]"
   CHECK(hist.last().error == "3");
 }
 
+TEST_CASE("update history: a view shows what was added when it was taken", "[rules][history]") {
+  rules::UpdateHistory hist(3);
+  CHECK(hist.newest_first().empty());
+  hist.add({.duration = 1ms, .error = "boom", .samples = 7, .series_fetched = 9});
+  hist.add({.duration = 2ms, .error = "boom"});
+  const uint64_t seen = hist.added();
+  CHECK(seen == 2);
+  hist.add({.duration = 3ms});
+  auto then = hist.newest_first(seen);
+  REQUIRE(then.size() == 2);
+  CHECK(then[0].duration == 2ms);
+  CHECK(then[0].error == "boom");
+  CHECK_FALSE(then[0].series_fetched.has_value());
+  CHECK(then[1].duration == 1ms);
+  CHECK(then[1].samples == 7);
+  CHECK(then[1].series_fetched == 9u);
+  // Two more: the ring (3) dropped the first two; the old view keeps what is left of it.
+  hist.add({.duration = 4ms});
+  hist.add({.duration = 5ms});
+  CHECK(hist.newest_first().size() == 3);
+  CHECK(hist.newest_first().front().duration == 5ms);
+  CHECK(hist.newest_first(seen).empty());
+  CHECK(hist.newest_first(seen + 1).size() == 1);
+  CHECK(hist.last().duration == 5ms);
+  CHECK(hist.last().error.empty());
+}
+
+TEST_CASE("update history: read while the rule adds", "[rules][history]") {
+  // A snapshot reader on another thread (the HTTP API) while the rule adds (TSan checks).
+  rules::UpdateHistory hist(20);
+  std::atomic<bool> done{false};
+  std::thread reader([&] {
+    size_t max_seen = 0;
+    while (!done.load()) {
+      const auto all = hist.newest_first();
+      for (size_t i = 1; i < all.size(); ++i) CHECK(all[i - 1].samples == all[i].samples + 1);
+      max_seen = std::max(max_seen, all.size());
+    }
+    CHECK(max_seen <= 20);
+  });
+  for (size_t i = 1; i <= 5000; ++i) {
+    rules::RuleUpdate u;
+    u.samples = i;
+    u.curl = "curl 'http://prom/api/v1/query?query=up&time=" + std::to_string(1700000000 + i) + "'";
+    hist.add(std::move(u));
+  }
+  done = true;
+  reader.join();
+  const auto all = hist.newest_first();
+  REQUIRE(all.size() == 20);
+  CHECK(all.front().samples == 5000);
+  CHECK(all.front().curl.str() == "curl 'http://prom/api/v1/query?query=up&time=1700005000'");
+}
+
 TEST_CASE("update history: a curl differing in its time only shares the previous text",
           "[rules][history]") {
   const std::string a = "curl -X POST 'http://prom:9090/api/v1/query?query=up&time=2026-12-03T21%3A10%3A00Z&step=30s'";
@@ -631,15 +687,15 @@ TEST_CASE("update history: a curl differing in its time only shares the previous
     u.curl = *curl;
     hist.add(std::move(u));
   }
-  const auto all = hist.shared_newest_first();
+  const auto all = hist.newest_first();
   REQUIRE(all.size() == 3);
-  CHECK(all[0]->curl.str() == b);
-  CHECK(all[1]->curl.str() == c);
-  CHECK(all[2]->curl.str() == a);
-  CHECK(all[0]->curl.size() == b.size());
+  CHECK(all[0].curl.str() == b);
+  CHECK(all[1].curl.str() == c);
+  CHECK(all[2].curl.str() == a);
+  CHECK(all[0].curl.size() == b.size());
   // c is too different from a: a new text; b after c is too: another one.
-  CHECK_FALSE(all[1]->curl.shares_base_with(all[2]->curl));
-  CHECK_FALSE(all[0]->curl.shares_base_with(all[1]->curl));
+  CHECK_FALSE(all[1].curl.shares_base_with(all[2].curl));
+  CHECK_FALSE(all[0].curl.shares_base_with(all[1].curl));
 
   rules::UpdateHistory runs(20);
   for (int i = 0; i < 20; ++i) {
@@ -647,13 +703,14 @@ TEST_CASE("update history: a curl differing in its time only shares the previous
     u.curl = i % 2 == 0 ? a : b;
     runs.add(std::move(u));
   }
-  const auto twenty = runs.shared_newest_first();
+  const auto twenty = runs.newest_first();
+  REQUIRE(twenty.size() == 20);
   for (size_t i = 0; i < twenty.size(); ++i) {
-    CHECK(twenty[i]->curl.str() == (i % 2 == 0 ? b : a));
-    CHECK(twenty[i]->curl.shares_base_with(twenty.back()->curl));
+    CHECK(twenty[i].curl.str() == (i % 2 == 0 ? b : a));
+    CHECK(twenty[i].curl.shares_base_with(twenty.back().curl));
   }
   // Empty stays empty.
-  rules::DeltaText none = rules::DeltaText::against(twenty[0]->curl, "");
+  rules::DeltaText none = rules::DeltaText::against(twenty[0].curl, "");
   CHECK(none.empty());
   CHECK(none.str().empty());
 }
