@@ -45,12 +45,17 @@ def cpu_ns(pid):
     return total
 
 
-def mem_kb(pid):
+def status_kb(pid):
     got = {}
     with open("/proc/%d/status" % pid) as f:
         for line in f:
-            if line.startswith(("VmRSS:", "VmHWM:")):
+            if line.startswith(("VmRSS:", "VmHWM:", "RssAnon:", "RssFile:")):
                 got[line.split(":")[0]] = int(line.split()[1])
+    return got
+
+
+def mem_kb(pid):
+    got = status_kb(pid)
     return got["VmRSS"], got["VmHWM"]
 
 
@@ -132,7 +137,8 @@ def measure(args, size, ds_port, am_port, fakes, workdir):
         s1, n1 = iterations(port)
         a1, p1 = am_count(am_port)
         w1 = rw_count(am_port)
-        rss, hwm = mem_kb(proc.pid)
+        st = status_kb(proc.pid)
+        rss, hwm = st["VmRSS"], st["VmHWM"]
         done = max(1, n1 - n0) * alerts / groups
         row = {
             "label": label, "alerts": alerts, "interval": interval, "rounds": rounds,
@@ -143,7 +149,10 @@ def measure(args, size, ds_port, am_port, fakes, workdir):
             "cpu_us": (c1 - c0) * 1e6 / done,
             "ds_cpu_us": (f1[0] - f0[0]) * 1e6 / done,
             "am_cpu_us": (f1[1] - f0[1]) * 1e6 / done,
-            "rss_mb": rss / 1024, "hwm_mb": hwm / 1024, "bytes_per_alert": rss * 1024 / alerts,
+            "rss_mb": rss / 1024, "hwm_mb": hwm / 1024,
+            # VmRSS = RssAnon (heap, stacks) + RssFile (mapped code and data of the binary and
+            # its libraries, shared with other processes) + RssShmem.
+            "anon_mb": st["RssAnon"] / 1024, "file_mb": st["RssFile"] / 1024, "bytes_per_alert": rss * 1024 / alerts,
             "iter_ms": (s1 - s0) * 1e3 / max(1, n1 - n0),
             "rw_requests": w1[0] - w0[0], "rw_mb": (w1[1] - w0[1]) / 1e6,
         }
@@ -173,6 +182,8 @@ COLUMNS = [
     ("rounds", "rounds", "{}"),
     ("cpu_us", "CPU µs / alert-round", "{:.1f}"),
     ("rss_mb", "VmRSS MB", "{:.1f}"),
+    ("anon_mb", "RssAnon MB", "{:.1f}"),
+    ("file_mb", "RssFile MB", "{:.1f}"),
     ("hwm_mb", "VmHWM MB", "{:.1f}"),
     ("bytes_per_alert", "bytes / alert", "{:,.0f}"),
     ("iter_ms", "group iteration ms", "{:.1f}"),
