@@ -158,6 +158,45 @@ TEST_CASE("delivery: on_drained runs once nothing is queued or in flight",
   CHECK(rig.stats().dropped == 0);
 }
 
+TEST_CASE("delivery: a queue that never drains delivers every alert once and in order",
+          "[notifier][delivery]") {
+  // Each answer brings three new alerts before the queue can empty, so it never drains: the
+  // slots of answered alerts must go one by one, and nothing may be sent twice or skipped.
+  Rig rig;
+  int next = 0;
+  int answers = 0;
+  std::vector<std::string> sent{"first=1"};
+  rig.transport.respond_with([&](const net::Request&) -> core::Result<net::Response> {
+    if (++answers <= 600) {
+      std::vector<notifier::Alert> more;
+      for (int k = 0; k < 3; ++k) {
+        const std::string inst = "i" + std::to_string(next++);
+        sent.push_back(inst + "=1");
+        more.push_back(alert(inst, "1", rig.now()));
+      }
+      rig.send(std::move(more));
+    }
+    return net::Response{200, {}, {}};
+  });
+  rig.send({alert("first", "1", rig.now())});
+  rig.queue->flush();
+  rig.transport.complete_all();
+  CHECK(answers == 601);
+  std::vector<std::string> got;
+  for (const auto& r : rig.transport.requests) {
+    for (auto& a : posted(r)) got.push_back(std::move(a));
+  }
+  CHECK(got == sent);  // each alert exactly once, in the order queued
+  CHECK(rig.stats().queued == 0);
+  CHECK(rig.stats().in_flight == 0);
+  CHECK(rig.stats().dropped == 0);
+  // A later round after the drain is delivered too.
+  rig.send({alert("first", "2", rig.now())});
+  rig.queue->flush();
+  rig.transport.complete_all();
+  CHECK(posted(rig.transport.requests.back()) == std::vector<std::string>{"first=2"});
+}
+
 TEST_CASE("delivery: a full queue drops the oldest alerts and counts them",
           "[notifier][delivery]") {
   notifier::DeliveryOptions o;
