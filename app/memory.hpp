@@ -67,7 +67,7 @@ class MemoryReleaser {
 
   std::mutex check_mu_;
   size_t slack_after_trim_ = 0;  // resident bytes beyond the heap in use, after a trim
-  std::thread thread_;                  // started on the first request
+  std::thread thread_;           // started on the first request
 };
 
 // The process-wide releaser (the loop's rounds and the HTTP thread's answers share the heap).

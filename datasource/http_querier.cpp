@@ -331,7 +331,8 @@ class State : public std::enable_shared_from_this<State> {
                         core::ErrorKind::bad_response};
     }
     // A parser that had to buffer a big element is dropped, not kept at that size.
-    if (free_parsers_.size() < 16 && call.parser->buffered_bytes() <= InstantParser::kReuseMaxBytes) {
+    if (free_parsers_.size() < 16 &&
+        call.parser->buffered_bytes() <= InstantParser::kReuseMaxBytes) {
       free_parsers_.push_back(std::move(call.parser));
     }
     QueryDone done = std::move(call.done);

@@ -1435,7 +1435,9 @@ core::Result<void> parse_response(std::string_view body, core::QueryResult& out)
   auto r = parser->feed(body);
   core::Result<void> done = r ? parser->finish() : std::move(r);
   // Not kept at the size of a big answer for the rest of the thread's life.
-  if (parser->buffered_bytes() > InstantParser::kReuseMaxBytes) parser = std::make_unique<InstantParser>();
+  if (parser->buffered_bytes() > InstantParser::kReuseMaxBytes) {
+    parser = std::make_unique<InstantParser>();
+  }
   return done;
 }
 

@@ -48,16 +48,12 @@ void UpdateHistory::add(RuleUpdate u) {
   e.samples = u.samples;
   e.series_fetched = u.series_fetched ? static_cast<int64_t>(*u.series_fetched) : -1;
   std::lock_guard lock(mu_);
-  if (!entries_.empty()) {
-    const Entry& prev = entries_[(next_ + entries_.size() - 1) % entries_.size()];
-    if (!u.curl.empty()) u.curl = DeltaText::against(prev.curl, u.curl.str());
-    if (!u.error.empty()) {
-      e.error = prev.error != nullptr && *prev.error == u.error
-                    ? prev.error
-                    : std::make_shared<const std::string>(u.error);
-    }
-  } else if (!u.error.empty()) {
-    e.error = std::make_shared<const std::string>(u.error);
+  const Entry* prev =
+      entries_.empty() ? nullptr : &entries_[(next_ + entries_.size() - 1) % entries_.size()];
+  if (prev != nullptr && !u.curl.empty()) u.curl = DeltaText::against(prev->curl, u.curl.str());
+  if (!u.error.empty()) {
+    const bool same = prev != nullptr && prev->error != nullptr && *prev->error == u.error;
+    e.error = same ? prev->error : std::make_shared<const std::string>(u.error);
   }
   e.curl = u.curl;
   if (entries_.size() < capacity_) {

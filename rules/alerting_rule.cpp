@@ -193,7 +193,7 @@ struct AlertingRule::Impl {
   // Sorted by ID, in one array: a std::map node cost ~50 bytes more per alert (5 MB at 100k).
   // New alerts of a round are added in one merge after it (add_alerts).
   std::vector<Alert> alerts;
-  std::shared_ptr<UpdateHistory> history = std::make_shared<UpdateHistory>(20);
+  std::shared_ptr<UpdateHistory> history;  // made by create(), sized by entries_limit
   uint64_t errors_total = 0;
   uint64_t fired_total = 0;
   // What the last successful round wrote for each active alert, for staleness markers: ALERTS

@@ -43,7 +43,7 @@ struct RecordingRule::Impl {
   bool debug = false;
   int entries_limit = 20;
   int limit = 0;
-  std::shared_ptr<UpdateHistory> history = std::make_shared<UpdateHistory>(20);
+  std::shared_ptr<UpdateHistory> history;  // made by create(), sized by entries_limit
   uint64_t errors_total = 0;
   // Series written last successful round, for staleness markers: sorted by hash, each the
   // block that was written (shared), no text key (the text doubled every series' cost).

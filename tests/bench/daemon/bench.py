@@ -152,7 +152,8 @@ def measure(args, size, ds_port, am_port, fakes, workdir):
             "rss_mb": rss / 1024, "hwm_mb": hwm / 1024,
             # VmRSS = RssAnon (heap, stacks) + RssFile (mapped code and data of the binary and
             # its libraries, shared with other processes) + RssShmem.
-            "anon_mb": st["RssAnon"] / 1024, "file_mb": st["RssFile"] / 1024, "bytes_per_alert": rss * 1024 / alerts,
+            "anon_mb": st["RssAnon"] / 1024, "file_mb": st["RssFile"] / 1024,
+            "bytes_per_alert": rss * 1024 / alerts,
             "iter_ms": (s1 - s0) * 1e3 / max(1, n1 - n0),
             "rw_requests": w1[0] - w0[0], "rw_mb": (w1[1] - w0[1]) / 1e6,
         }

@@ -13,16 +13,16 @@ VmHWM and VmRSS after each round and the alerts and rows delivered. Not part of 
 import argparse
 import http.server
 import os
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
+sys.path.insert(0, HERE)
+from bench import am_count, free_port, iterations, rw_count, status_kb  # noqa: E402
 
 
 def body(n):
@@ -32,33 +32,6 @@ def body(n):
                      b'"job":"node-exporter"},"value":[1,"%d"]}' % (b"," if i else b"", i, i % 1000))
     parts.append(b"]}}")
     return b"".join(parts)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def status_kb(pid):
-    got = {}
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith(("VmRSS:", "VmHWM:")):
-                got[line.split(":")[0]] = int(line.split()[1])
-    return got
-
-
-def get(url):
-    with urllib.request.urlopen(url, timeout=30) as r:
-        return r.read().decode()
-
-
-def iterations(port):
-    for line in get("http://127.0.0.1:%d/metrics" % port).splitlines():
-        if line.startswith("vmalert_iteration_total"):
-            return int(float(line.split()[-1]))
-    return 0
 
 
 def main():
@@ -118,16 +91,17 @@ def main():
         deadline = time.time() + 60 * (args.rounds + 1)
         while done < args.rounds and time.time() < deadline:
             time.sleep(1)
-            n = iterations(port)
+            n = iterations(port)[1]
             if n > done:
                 done = n
                 time.sleep(3)  # the round's notifications and rows leave, the releaser runs
                 st = status_kb(proc.pid)
                 print("after round %d: VmHWM %.1f MB, VmRSS %.1f MB" %
                       (n, st["VmHWM"] / 1024, st["VmRSS"] / 1024), flush=True)
-        alerts, posts, writes, write_bytes = get("http://127.0.0.1:%d/count" % am_port).split()
-        print("delivered: %s alerts in %s posts, %s remote-write requests (%.1f MB)" %
-              (alerts, posts, writes, int(write_bytes) / 1e6))
+        alerts, posts = am_count(am_port)
+        writes, write_bytes = rw_count(am_port)
+        print("delivered: %d alerts in %d posts, %d remote-write requests (%.1f MB)" %
+              (alerts, posts, writes, write_bytes / 1e6))
         print("alertd log: %s" % log.name)
     finally:
         proc.terminate()
