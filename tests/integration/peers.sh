@@ -11,7 +11,7 @@
 #       gossip disabled (--cluster.listen-address=)
 #   peers.sh wait-ready URL [TIMEOUT_S]     poll until URL answers 2xx
 #   peers.sh stop PIDFILE                   SIGTERM, then SIGKILL after 10 s
-#   peers.sh free-port                      print a free loopback TCP port
+#   peers.sh free-port                      print a free loopback TCP port, reserved for 30 min
 #   peers.sh make-certs DIR                 self-signed CA (DIR/ca.crt, ca.key) and a server
 #       certificate for localhost and 127.0.0.1 signed by it (DIR/server.crt, server.key)
 #
@@ -125,10 +125,26 @@ free-port)
     # A random port below the kernel's ephemeral range (32768-60999) that binds now. Not port 0:
     # the kernel hands out ephemeral ports, and a test running beside this one that opens many
     # client connections (faults_server_port: 1,100) can take the port before its server binds.
-    python3 -c '
-import random, socket
-for _ in range(200):
+    # A port handed out is reserved for 30 minutes by a file in $ALERTD_PORTS_DIR (created
+    # exclusively), so two tests running side by side, or two picks in one test made before
+    # anything binds, never get the same port.
+    ALERTD_PORTS_DIR=${ALERTD_PORTS_DIR:-${TMPDIR:-/tmp}/alertd-test-ports} python3 -c '
+import os, random, socket, time
+d = os.environ["ALERTD_PORTS_DIR"]
+os.makedirs(d, exist_ok=True)
+for _ in range(400):
     p = random.randint(20000, 32000)
+    mark = os.path.join(d, str(p))
+    try:
+        if time.time() - os.stat(mark).st_mtime < 1800:
+            continue
+        os.unlink(mark)
+    except FileNotFoundError:
+        pass
+    try:
+        os.close(os.open(mark, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+    except FileExistsError:
+        continue
     s = socket.socket()
     try:
         s.bind(("127.0.0.1", p))
