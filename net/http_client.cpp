@@ -17,6 +17,7 @@
 #include <array>
 #include <cerrno>
 #include <deque>
+#include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -43,6 +44,8 @@ constexpr size_t kReadChunk = 32 * 1024;
 // event loop). Reserved once per connection, kept across its requests.
 constexpr size_t kConnReadBuffer = 16 * 1024;
 constexpr uint32_t kHeaderLimit = 64 * 1024;
+// A keep-alive connection idle for at least this long is checked for EOF before reuse.
+constexpr std::chrono::milliseconds kPeekAfter{1000};
 
 // Go's spelling of the method in errors: `Post "http://...": ...`.
 std::string go_method(std::string_view method) {
@@ -143,15 +146,30 @@ struct Connection {
     lowest().socket().close(ec);
   }
   // An idle keep-alive connection is usable when nothing is waiting to be read: EOF (the peer
-  // closed it) or unsolicited bytes both mean it must not be reused.
-  bool usable_when_idle() {
+  // closed it) or unsolicited bytes both mean it must not be reused. One idle for less than
+  // kPeekAfter is taken without the check (a recv syscall per request): a peer that closed it
+  // that soon fails the exchange before any response byte, and the request is sent again on a
+  // new connection (the retry in execute()).
+  bool usable_when_idle(SteadyClock::time_point now) {
     if (buffer.size() != 0 || !lowest().socket().is_open()) return false;
+    if (now - idle_since < kPeekAfter) return true;
     char byte = 0;
     const ssize_t n =
         ::recv(lowest().socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
     return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
   }
 };
+
+// Writes what a non-blocking send takes of `wire` now; returns the byte count (0 when the
+// socket would block or fails: the async write that follows reports the error).
+size_t try_send_now(beast::tcp_stream& stream, const std::array<asio::const_buffer, 2>& wire) {
+  beast::error_code ec;
+  auto& socket = stream.socket();
+  if (!socket.non_blocking()) socket.non_blocking(true, ec);
+  if (ec) return 0;
+  const size_t n = socket.write_some(wire, ec);
+  return ec ? 0 : n;
+}
 
 // What one exchange on a connection learnt, besides its result.
 struct ExchangeState {
@@ -168,21 +186,16 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
       : ioc_(ioc), options_(std::move(options)), sweep_timer_(ioc) {}
 
   void send(Request req, ResponseHandler done) {
-    // post, not dispatch: `done` must never run inline from send().
+    // On the loop's thread the request starts here: co_spawn posts its first step, so `done`
+    // still never runs inline, and a hop through the loop (one epoll_wait) is saved. From
+    // another thread it is posted to the loop.
+    if (ioc_.get_executor().running_in_this_thread()) {
+      admit(std::move(req), std::move(done));
+      return;
+    }
     asio::post(ioc_, [self = shared_from_this(), req = std::move(req),
                       done = std::move(done)]() mutable {
-      if (self->closed_) {
-        done(closed_error(req));
-        return;
-      }
-      // The deadline starts now: time spent waiting for a slot counts against the timeout.
-      const auto deadline = SteadyClock::now() + req.timeout;
-      if (self->options_.max_concurrent != 0 && self->active_ >= self->options_.max_concurrent) {
-        core::count_limit_hit(core::Limit::client_in_flight);
-        self->queue_.push_back(Pending{std::move(req), std::move(done), deadline});
-        return;
-      }
-      self->start(std::move(req), std::move(done), deadline);
+      self->admit(std::move(req), std::move(done));
     });
   }
 
@@ -207,6 +220,25 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
     ResponseHandler done;
     SteadyClock::time_point deadline;
   };
+
+  // On the loop: starts `req`, or queues it while max_concurrent requests are in flight.
+  void admit(Request req, ResponseHandler done) {
+    if (closed_) {
+      // post, not a call: `done` must never run inline from send().
+      asio::post(ioc_, [req = std::move(req), done = std::move(done)] {
+        done(closed_error(req));
+      });
+      return;
+    }
+    // The deadline starts now: time spent waiting for a slot counts against the timeout.
+    const auto deadline = SteadyClock::now() + req.timeout;
+    if (options_.max_concurrent != 0 && active_ >= options_.max_concurrent) {
+      core::count_limit_hit(core::Limit::client_in_flight);
+      queue_.push_back(Pending{std::move(req), std::move(done), deadline});
+      return;
+    }
+    start(std::move(req), std::move(done), deadline);
+  }
 
   static std::string describe(const Request& req) {
     return go_method(req.method) + " \"" +
@@ -242,6 +274,8 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
   }
 
   asio::awaitable<core::Result<Response>> execute(Request& req, SteadyClock::time_point deadline) {
+    // Sent on the loop's thread, the request was started at once: a close() since then ends it.
+    if (closed_) co_return closed_error(req);
     // describe(req) (which parses the URL again to redact it) only on the error paths.
     auto url = parse_url(req.url);
     if (!url) co_return core::fail(core::Error{url.error().message, core::ErrorKind::bad_config});
@@ -296,7 +330,7 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
       // Most recently used first: it is the least likely to have been closed by the peer.
       std::unique_ptr<Connection> c = std::move(conns.back());
       conns.pop_back();
-      if (!expired(*c, now) && c->usable_when_idle()) return c;
+      if (!expired(*c, now) && c->usable_when_idle(now)) return c;
       c->close();
     }
     return nullptr;
@@ -527,8 +561,20 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
       // sequence (a piece per field name, separator and value) cost more to walk than the
       // request itself.
       const std::string head = serialize_request_head(msg);
-      const std::array<asio::const_buffer, 2> wire{asio::buffer(head), asio::buffer(msg.body())};
-      co_await asio::async_write(stream, wire, asio::redirect_error(asio::use_awaitable, ec));
+      std::array<asio::const_buffer, 2> wire{asio::buffer(head), asio::buffer(msg.body())};
+      // Plain TCP: one non-blocking send first. A request that fits the socket buffer (nearly
+      // all) is then written without the loop hop an async write's completion costs.
+      size_t sent = 0;
+      if constexpr (std::is_same_v<Stream, beast::tcp_stream>) sent = try_send_now(lowest, wire);
+      if (sent < wire[0].size() + wire[1].size()) {
+        if (sent < wire[0].size()) {
+          wire[0] += sent;
+        } else {
+          wire[1] += sent - wire[0].size();
+          wire[0] = asio::const_buffer();
+        }
+        co_await asio::async_write(stream, wire, asio::redirect_error(asio::use_awaitable, ec));
+      }
     }
     if (ec) {
       state.peer_closed = closed_by_peer(ec);
@@ -590,8 +636,20 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
     while (!parser.is_done()) {
       parser.get().body().data = buf.data();
       parser.get().body().size = buf.size();
-      co_await http::async_read_some(stream, conn.buffer, parser,
-                                     asio::redirect_error(asio::use_awaitable, ec));
+      // Body bytes already read with the header (a small answer's whole body) are parsed here:
+      // async_read_some would post its completion even when it reads nothing.
+      bool parsed_buffered = false;
+      if (conn.buffer.size() != 0) {
+        const size_t used = parser.put(conn.buffer.data(), ec);
+        conn.buffer.consume(used);
+        parsed_buffered = !ec || ec == http::error::need_buffer;
+        // need_more: the rest is on the socket, where async_read_some goes on from here.
+        if (ec == http::error::need_more) ec = {};
+      }
+      if (!parsed_buffered && !ec) {
+        co_await http::async_read_some(stream, conn.buffer, parser,
+                                       asio::redirect_error(asio::use_awaitable, ec));
+      }
       if (ec == http::error::need_buffer) ec = {};
       const size_t n = buf.size() - parser.get().body().size;
       if (n != 0) {
