@@ -1,7 +1,8 @@
 #include "notifier/delivery_queue.hpp"
 
 #include <algorithm>
-#include <map>
+#include <deque>
+#include <iterator>
 #include <mutex>
 #include <optional>
 #include <type_traits>
@@ -63,7 +64,12 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
   // Loop only, except that stats() reads the counters and the sizes under `mu`.
   mutable std::mutex mu;
   std::unordered_map<uint64_t, Slot, MixHash> slots;  // by fingerprint
-  std::map<uint64_t, uint64_t> order;  // seq -> fingerprint of the queued state, oldest first
+  // (seq, fingerprint) of the queued states, oldest first. A pair whose slot no longer queues
+  // that seq (superseded, taken into a POST, dropped) is stale: left where it is, skipped when
+  // met, and swept out once stale pairs outnumber the live ones. No allocation per alert (a
+  // std::map here cost a tree node per alert per round); `queued` counts the live pairs.
+  std::deque<std::pair<uint64_t, uint64_t>> order;
+  size_t queued = 0;
   uint64_t next_seq = 0;
   size_t posts_in_flight = 0;
   uint64_t alerts_in_flight = 0;
@@ -82,6 +88,20 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
     if (options.log) options.log(error, message);
   }
 
+  // Under `mu`. Whether the pair (seq, key) of `order` is still a queued state.
+  [[nodiscard]] bool live(const std::pair<uint64_t, uint64_t>& p) const {
+    const auto it = slots.find(p.second);
+    return it != slots.end() && it->second.queued && it->second.queued->seq == p.first;
+  }
+
+  // Under `mu`. Sweeps stale pairs out of `order` once they outnumber the live ones.
+  void compact(bool always = false) {
+    while (!order.empty() && !live(order.front())) order.pop_front();
+    if (always || order.size() > 2 * queued + 64) {
+      std::erase_if(order, [this](const auto& p) { return !live(p); });
+    }
+  }
+
   // Under `mu`. Forgets `key`'s slot once nothing is queued or in flight for it.
   void release_if_idle(uint64_t key) {
     auto it = slots.find(key);
@@ -91,12 +111,13 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
   // Under `mu`. Drops the oldest queued alerts beyond the bound; returns how many.
   size_t trim() {
     size_t n = 0;
-    while (order.size() > options.max_queue_size) {
-      auto it = order.begin();
-      const uint64_t key = it->second;
-      order.erase(it);
-      slots[key].queued.reset();
-      release_if_idle(key);
+    while (queued > options.max_queue_size) {
+      const auto p = order.front();
+      order.pop_front();
+      if (!live(p)) continue;
+      slots[p.second].queued.reset();
+      release_if_idle(p.second);
+      --queued;
       ++n;
     }
     dropped += n;
@@ -121,7 +142,7 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
         for (auto& a : alerts) {
           const uint64_t key = fingerprint(a.labels);
           Slot& slot = slots[key];
-          if (slot.queued) order.erase(slot.queued->seq);  // superseded by this newer state
+          if (slot.queued) --queued;  // superseded by this newer state: its pair goes stale
           core::TimePoint deadline = now + options.retry_max_time;
           if (a.ends_at && *a.ends_at > deadline) deadline = *a.ends_at;
           const uint64_t seq = next_seq++;
@@ -130,10 +151,12 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
           } else {
             slot.queued = Entry{std::move(a), shared_headers, deadline, seq};
           }
-          order.emplace(seq, key);
+          order.emplace_back(seq, key);
+          ++queued;
         }
         full_drops = trim();
-        if (order.size() >= options.max_batch_size && !kick_posted) kick = kick_posted = true;
+        compact();
+        if (queued >= options.max_batch_size && !kick_posted) kick = kick_posted = true;
       }
     }
     if (refused > 0)
@@ -168,35 +191,33 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
         std::lock_guard lock(mu);
         if (closed || waiting || posts_in_flight >= options.concurrency) break;
         const core::TimePoint now = clock->now();
-        for (auto it = order.begin();
-             it != order.end() && post->keys.size() < options.max_batch_size;) {
-          Slot& slot = slots[it->second];
-          if (slot.in_flight) {  // an older state is on the wire: this one follows it
-            ++it;
-            continue;
-          }
+        // Taken and expired states leave their pairs stale (compact() sweeps them).
+        for (size_t i = 0; i < order.size() && post->keys.size() < options.max_batch_size; ++i) {
+          const auto [seq, key] = order[i];
+          auto found = slots.find(key);
+          if (found == slots.end()) continue;
+          Slot& slot = found->second;
+          if (!slot.queued || slot.queued->seq != seq) continue;  // stale
+          if (slot.in_flight) continue;  // an older state is on the wire: this one follows it
           Entry& e = *slot.queued;
           if (e.deadline < now) {
             ++expired;
-            const uint64_t key = it->second;
-            it = order.erase(it);
             slot.queued.reset();
+            --queued;
             release_if_idle(key);
             continue;
           }
-          if (post->headers && *post->headers != *e.headers) {
-            ++it;
-            continue;
-          }
+          if (post->headers && *post->headers != *e.headers) continue;
           if (!post->headers) post->headers = e.headers;
           post->alerts.push_back(std::move(e.alert));
           post->deadlines.push_back(e.deadline);
           post->seqs.push_back(e.seq);
-          post->keys.push_back(it->second);
+          post->keys.push_back(key);
           slot.queued.reset();
+          --queued;
           slot.in_flight = true;
-          it = order.erase(it);
         }
+        compact();
         dropped += expired;
         if (!post->keys.empty()) {
           ++posts_in_flight;
@@ -232,18 +253,31 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
       ++posts;
       send_seconds += took;
       send_duration.update(took);
+      // Retried states go back to their old places: no stale pair may then carry the seq
+      // they get back, so `order` is swept first and the returning pairs merged in by seq.
+      const bool requeue = retry && !closed;
+      if (requeue) compact(true);
+      std::vector<std::pair<uint64_t, uint64_t>> back;
       for (size_t i = 0; i < n; ++i) {
         const uint64_t key = post.keys[i];
         Slot& slot = slots[key];
         slot.in_flight = false;
-        if (retry && !closed && !slot.queued) {
+        if (requeue && !slot.queued) {
           slot.queued =
               Entry{std::move(post.alerts[i]), post.headers, post.deadlines[i], post.seqs[i]};
-          order.emplace(post.seqs[i], key);
+          back.emplace_back(post.seqs[i], key);
+          ++queued;
         } else if (err && !slot.queued) {
           ++lost;  // refused, or closed: given up (a newer state queued is not a loss)
         }
         release_if_idle(key);
+      }
+      if (!back.empty()) {
+        std::sort(back.begin(), back.end());
+        std::deque<std::pair<uint64_t, uint64_t>> merged;
+        std::merge(order.begin(), order.end(), back.begin(), back.end(),
+                   std::back_inserter(merged));
+        order.swap(merged);
       }
       dropped += lost;
       if (!err) {
@@ -255,7 +289,8 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
           wait = backoff.next();
         }
       }
-      drained = posts_in_flight == 0 && order.empty();
+      drained = posts_in_flight == 0 && queued == 0;
+      if (queued == 0) std::deque<std::pair<uint64_t, uint64_t>>().swap(order);
       // A burst's hash buckets (8 bytes per alert it held) go back with it.
       if (drained && slots.empty() && slots.bucket_count() > kKeptBuckets) {
         std::unordered_map<uint64_t, Slot, MixHash>().swap(slots);
@@ -303,9 +338,10 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
       }
       closed = true;  // a second close() finds nothing left to drop
       waiting = false;
-      lost = order.size();
+      lost = queued;
       dropped += lost;
-      order.clear();
+      std::deque<std::pair<uint64_t, uint64_t>>().swap(order);
+      queued = 0;
       for (auto it = slots.begin(); it != slots.end();) {
         it->second.queued.reset();
         it = it->second.in_flight ? std::next(it) : slots.erase(it);
@@ -362,7 +398,7 @@ NotifierStats DeliveryQueue::stats() const {
   NotifierStats s = state_->poster->stats();
   std::lock_guard lock(state_->mu);
   s.dropped = state_->dropped;
-  s.queued = state_->order.size();
+  s.queued = state_->queued;
   s.in_flight = state_->alerts_in_flight;
   s.posts = state_->posts;
   s.send_seconds = state_->send_seconds;
