@@ -548,20 +548,28 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
       msg.set(http::field::authorization, basic_auth_from_userinfo(url.userinfo));
     }
     msg.keep_alive(options_.keep_alive);
-    msg.body() = req.body;
-    msg.prepare_payload();
+    // prepare_payload()'s framing, without copying the body into the message (a POST to
+    // Alertmanager carries up to -notifier.maxBatchSize alerts): the body is written from
+    // `req` below.
+    if (!req.body.empty() || verb == http::verb::options || verb == http::verb::put ||
+        verb == http::verb::post) {
+      msg.content_length(req.body.size());
+    } else {
+      msg.chunked(false);
+    }
 
     beast::tcp_stream& lowest = conn.lowest();
     lowest.expires_at(deadline);
     beast::error_code ec;
-    if (msg.chunked()) {  // not after prepare_payload() of a string body; kept for safety
+    if (msg.chunked()) {  // not after content_length() above; kept for safety
+      msg.body() = req.body;
       co_await http::async_write(stream, msg, asio::redirect_error(asio::use_awaitable, ec));
     } else {
       // The bytes Beast's serializer would write, as header and body buffers: its buffer
       // sequence (a piece per field name, separator and value) cost more to walk than the
       // request itself.
       const std::string head = serialize_request_head(msg);
-      std::array<asio::const_buffer, 2> wire{asio::buffer(head), asio::buffer(msg.body())};
+      std::array<asio::const_buffer, 2> wire{asio::buffer(head), asio::buffer(req.body)};
       // Plain TCP: one non-blocking send first. A request that fits the socket buffer (nearly
       // all) is then written without the loop hop an async write's completion costs.
       size_t sent = 0;

@@ -102,10 +102,11 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
     }
   }
 
-  // Under `mu`. Forgets `key`'s slot once nothing is queued or in flight for it.
-  void release_if_idle(uint64_t key) {
-    auto it = slots.find(key);
-    if (it != slots.end() && !it->second.queued && !it->second.in_flight) slots.erase(it);
+  using SlotIt = std::unordered_map<uint64_t, Slot, MixHash>::iterator;
+
+  // Under `mu`. Forgets a slot once nothing is queued or in flight for it.
+  void release_if_idle(SlotIt it) {
+    if (!it->second.queued && !it->second.in_flight) slots.erase(it);
   }
 
   // Under `mu`. Drops the oldest queued alerts beyond the bound; returns how many.
@@ -114,9 +115,12 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
     while (queued > options.max_queue_size) {
       const auto p = order.front();
       order.pop_front();
-      if (!live(p)) continue;
-      slots[p.second].queued.reset();
-      release_if_idle(p.second);
+      const auto it = slots.find(p.second);
+      if (it == slots.end() || !it->second.queued || it->second.queued->seq != p.first) {
+        continue;  // stale
+      }
+      it->second.queued.reset();
+      release_if_idle(it);
       --queued;
       ++n;
     }
@@ -191,20 +195,26 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
         std::lock_guard lock(mu);
         if (closed || waiting || posts_in_flight >= options.concurrency) break;
         const core::TimePoint now = clock->now();
-        // Taken and expired states leave their pairs stale (compact() sweeps them).
+        // Taken and expired states leave their pairs stale (compact() sweeps them); `done`
+        // counts the leading pairs known stale, dropped here without looking them up again.
+        size_t done = 0;
         for (size_t i = 0; i < order.size() && post->keys.size() < options.max_batch_size; ++i) {
           const auto [seq, key] = order[i];
+          const bool leading = done == i;
           auto found = slots.find(key);
-          if (found == slots.end()) continue;
+          if (found == slots.end() || !found->second.queued || found->second.queued->seq != seq) {
+            done += leading ? 1 : 0;  // stale
+            continue;
+          }
           Slot& slot = found->second;
-          if (!slot.queued || slot.queued->seq != seq) continue;  // stale
           if (slot.in_flight) continue;  // an older state is on the wire: this one follows it
           Entry& e = *slot.queued;
           if (e.deadline < now) {
             ++expired;
             slot.queued.reset();
             --queued;
-            release_if_idle(key);
+            release_if_idle(found);
+            done += leading ? 1 : 0;
             continue;
           }
           if (post->headers && *post->headers != *e.headers) continue;
@@ -216,7 +226,9 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
           slot.queued.reset();
           --queued;
           slot.in_flight = true;
+          done += leading ? 1 : 0;
         }
+        order.erase(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(done));
         compact();
         dropped += expired;
         if (!post->keys.empty()) {
@@ -260,7 +272,9 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
       std::vector<std::pair<uint64_t, uint64_t>> back;
       for (size_t i = 0; i < n; ++i) {
         const uint64_t key = post.keys[i];
-        Slot& slot = slots[key];
+        const auto it = slots.find(key);
+        if (it == slots.end()) continue;  // not reached: a slot in flight is kept
+        Slot& slot = it->second;
         slot.in_flight = false;
         if (requeue && !slot.queued) {
           slot.queued =
@@ -270,7 +284,7 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
         } else if (err && !slot.queued) {
           ++lost;  // refused, or closed: given up (a newer state queued is not a loss)
         }
-        release_if_idle(key);
+        release_if_idle(it);
       }
       if (!back.empty()) {
         std::sort(back.begin(), back.end());
