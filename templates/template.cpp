@@ -102,6 +102,14 @@ class TemplateImpl {
   tmpl::TreeMap defines;
   std::shared_ptr<const TemplateSetData> shared;
   bool uses_query = false;
+  // Text and `{{ $labels.NAME }}` actions only (the commonest rule template): rendered by
+  // appending the texts and looking the labels up, without the interpreter. Views into `main`.
+  struct Piece {
+    std::string_view text;  // the text, or the label name
+    bool label = false;
+  };
+  bool labels_only = false;
+  std::vector<Piece> pieces;
 };
 
 namespace {
@@ -154,6 +162,40 @@ void compact(std::vector<tmpl::Node>& nodes) {
     compact(n.list);
     compact(n.else_list);
   }
+}
+
+// The slot of vmalert's $labels among the predeclared variables ($ is slot 0).
+constexpr int labels_slot() {
+  for (int k = 0; k < tmpl::kPrefixVarCount; ++k) {
+    if (std::string_view(tmpl::kPrefixVars[k]) == "$labels") return k + 1;
+  }
+  return -1;
+}
+
+// Fills `impl.pieces` when the main tree is texts and `{{ $labels.NAME }}` actions only (no
+// pipes, declarations or assignments, so $labels is still vmalert's).
+void find_labels_only(TemplateImpl& impl) {
+  std::vector<TemplateImpl::Piece> pieces;
+  for (const tmpl::Node& n : impl.main->root) {
+    if (n.type == tmpl::NodeType::text) {
+      pieces.push_back({n.text, false});
+      continue;
+    }
+    if (n.type != tmpl::NodeType::action || !n.pipe) return;
+    const tmpl::Pipe& p = *n.pipe;
+    if (p.is_assign || !p.decl_slots.empty() || p.cmds.size() != 1 ||
+        p.cmds[0].args.size() != 1) {
+      return;
+    }
+    const tmpl::Arg& a = p.cmds[0].args[0];
+    if (a.type != tmpl::ArgType::variable || a.slot != labels_slot() || a.fields.size() != 1) {
+      return;
+    }
+    pieces.push_back({a.fields[0], true});
+  }
+  pieces.shrink_to_fit();
+  impl.pieces = std::move(pieces);
+  impl.labels_only = true;
 }
 
 const std::shared_ptr<const TemplateImpl>& empty_literal() {
@@ -260,6 +302,7 @@ core::Result<Template> Template::parse(std::string_view text, const TemplateSet*
     impl->main = std::move(parsed->main);
     impl->defines = std::move(parsed->defines);
     impl->uses_query = reaches_query(*impl->main, impl->defines, impl->shared.get());
+    find_labels_only(*impl);
   }
   t.impl_ = parse_cache().add(std::move(impl), set);
   return t;
@@ -270,6 +313,26 @@ core::Result<void> Template::render(const TemplateData& data, const TemplateEnv&
   if (impl_->literal) {
     out.append(impl_->verbatim);
     return {};
+  }
+  if (impl_->labels_only && data.labels != nullptr) {
+    // What the interpreter would write, as long as every label is there and the value stays
+    // under the cap; otherwise the interpreter renders it (a missing key, the cap's error).
+    const size_t start = out.size();
+    bool whole = true;
+    for (const auto& piece : impl_->pieces) {
+      if (!piece.label) {
+        out.append(piece.text);
+        continue;
+      }
+      const auto v = data.labels->get(piece.text);
+      if (!v) {
+        whole = false;
+        break;
+      }
+      out.append(*v);
+    }
+    if (whole && out.size() - start <= kMaxRenderedBytes) return {};
+    out.resize(start);
   }
   return tmpl::execute(*impl_->main, impl_->defines, impl_->shared.get(), data, env, out);
 }

@@ -334,3 +334,64 @@ TEST_CASE("a variable read before its declaration is written is undefined, as in
     CHECK_THAT(self, Catch::StartsWith("ERR ") && Catch::EndsWith("undefined variable: $x"));
   }
 }
+
+TEST_CASE("texts and $labels.NAME only: the shortcut writes what the interpreter would",
+          "[templates]") {
+  Fixture f;
+  struct Row {
+    const char* text;
+    const char* want;
+  };
+  const Row rows[] = {
+      // The shortcut's forms.
+      {"{{ $labels.instance }}", "host-1:9100"},
+      {"on {{ $labels.instance }} ({{$labels.job}})!", "on host-1:9100 (node)!"},
+      {"a {{- $labels.job -}} b {{/* note */}}c", "anodeb c"},
+      {"{{ $labels.job }}{{ $labels.job }}", "nodenode"},
+      // A label that is not there: "" (vmalert's missingkey=zero), by the interpreter.
+      {"x {{ $labels.missing }} y", "x  y"},
+      {"{{ $labels.job }} {{ $labels.nope }}", "node "},
+      // Near misses the shortcut must leave to the interpreter.
+      {"{{ $labels.job | toUpper }}", "NODE"},
+      {"{{ .Labels.job }}", "node"},
+      {"{{ $labels := .ExternalLabels }}{{ $labels.cluster }}", "prod"},
+      {"{{ $labels = .ExternalLabels }}{{ $labels.cluster }}", "prod"},
+      {"{{ $externalLabels.cluster }}", "prod"},
+      {"{{ if true }}{{ $labels.job }}{{ end }}", "node"},
+      {"{{ $labels.job.x }}", "ERR "},
+  };
+  for (const auto& row : rows) {
+    INFO(row.text);
+    const std::string got = f.render(row.text);
+    if (std::string_view(row.want) == "ERR ") {
+      CHECK(got.rfind("ERR ", 0) == 0);
+    } else {
+      CHECK(got == row.want);
+    }
+  }
+  // Twice through one parse (the shortcut appends to what the buffer holds).
+  auto t = templates::Template::parse("<{{ $labels.job }}>");
+  REQUIRE(t.has_value());
+  std::string out = "pre";
+  REQUIRE(t->render(f.data, f.env, out).has_value());
+  REQUIRE(t->render(f.data, f.env, out).has_value());
+  CHECK(out == "pre<node><node>");
+  // No labels at all: the interpreter's empty map.
+  f.data.labels = nullptr;
+  CHECK(f.render("[{{ $labels.job }}]") == "[]");
+}
+
+TEST_CASE("a value the $labels shortcut would take past the cap fails as the interpreter's",
+          "[templates]") {
+  const std::string big(templates::kMaxRenderedBytes / 2 + 10, 'v');
+  core::Labels labels{{"big", big}};
+  templates::TemplateData data;
+  data.labels = &labels;
+  templates::TemplateEnv env;
+  auto r = templates::render_vmalert("{{ $labels.big }}{{ $labels.big }}", data, env);
+  REQUIRE_FALSE(r.has_value());
+  CHECK_THAT(r.error().message, Catch::Contains("exceeds 1048576 bytes"));
+  auto one = templates::render_vmalert("{{ $labels.big }}", data, env);
+  REQUIRE(one.has_value());
+  CHECK(*one == big);
+}
