@@ -843,9 +843,12 @@ TEST_CASE("time spent queued for a slot counts against the deadline", "[net][cli
   opts.max_concurrent = 1;
   net::HttpClient client(ioc, opts);
   std::vector<std::string> errors;
+  // The first holds the only slot for 300 ms; the second's 150 ms run out while it waits (with
+  // equal timeouts the two deadlines were microseconds apart, and under TSan the second could
+  // still be in time when the slot came free).
   for (int i = 0; i < 2; ++i) {
     net::Request req = get(base(server.port()) + "/" + std::to_string(i));
-    req.timeout = 150ms;
+    req.timeout = i == 0 ? 300ms : 150ms;
     client.send(req, [&](core::Result<net::Response> r) {
       REQUIRE_FALSE(r.has_value());
       errors.push_back(r.error().message);
@@ -854,7 +857,7 @@ TEST_CASE("time spent queued for a slot counts against the deadline", "[net][cli
   const auto start = std::chrono::steady_clock::now();
   REQUIRE(run_until(ioc, [&] { return errors.size() == 2; }));
   CHECK(std::chrono::steady_clock::now() - start < 1s);
-  CHECK_THAT(errors[0], Catch::EndsWith("/0\": timeout after 150ms"));
+  CHECK_THAT(errors[0], Catch::EndsWith("/0\": timeout after 300ms"));
   CHECK_THAT(errors[1], Catch::EndsWith("/1\": timeout after 150ms waiting for one of 1 request slots"));
   CHECK(server.accepted() == 1);
 }
