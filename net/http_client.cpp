@@ -115,7 +115,7 @@ bool is_ip_literal(const std::string& host) {
 
 // A request's header as HTTP/1.1 text: start line, fields in their order, blank line (what
 // http::serializer writes before a body that is not chunked).
-std::string serialize_request_head(const http::request<http::string_body>& msg) {
+std::string serialize_request_head(const http::request<http::empty_body>& msg) {
   const std::string_view method = msg.method_string();
   const std::string_view target = msg.target();
   size_t size = method.size() + target.size() + 16;
@@ -518,7 +518,7 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
     const auto timed_out = [&] {
       return core::fail("timeout after " + format_timeout(req.timeout), core::ErrorKind::timeout);
     };
-    http::request<http::string_body> msg;
+    http::request<http::empty_body> msg;  // the header: the body is written from `req`
     const http::verb verb = http::string_to_verb(req.method);
     if (verb == http::verb::unknown) {
       msg.method_string(req.method);
@@ -548,9 +548,9 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
       msg.set(http::field::authorization, basic_auth_from_userinfo(url.userinfo));
     }
     msg.keep_alive(options_.keep_alive);
-    // prepare_payload()'s framing, without copying the body into the message (a POST to
-    // Alertmanager carries up to -notifier.maxBatchSize alerts): the body is written from
-    // `req` below.
+    // prepare_payload()'s framing for a string body, without copying the body into the
+    // message (a POST to Alertmanager carries up to -notifier.maxBatchSize alerts). Either
+    // call also drops a `Transfer-Encoding: chunked` from req.headers.
     if (!req.body.empty() || verb == http::verb::options || verb == http::verb::put ||
         verb == http::verb::post) {
       msg.content_length(req.body.size());
@@ -561,28 +561,18 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
     beast::tcp_stream& lowest = conn.lowest();
     lowest.expires_at(deadline);
     beast::error_code ec;
-    if (msg.chunked()) {  // not after content_length() above; kept for safety
-      msg.body() = req.body;
-      co_await http::async_write(stream, msg, asio::redirect_error(asio::use_awaitable, ec));
-    } else {
-      // The bytes Beast's serializer would write, as header and body buffers: its buffer
-      // sequence (a piece per field name, separator and value) cost more to walk than the
-      // request itself.
-      const std::string head = serialize_request_head(msg);
-      std::array<asio::const_buffer, 2> wire{asio::buffer(head), asio::buffer(req.body)};
-      // Plain TCP: one non-blocking send first. A request that fits the socket buffer (nearly
-      // all) is then written without the loop hop an async write's completion costs.
-      size_t sent = 0;
-      if constexpr (std::is_same_v<Stream, beast::tcp_stream>) sent = try_send_now(lowest, wire);
-      if (sent < wire[0].size() + wire[1].size()) {
-        if (sent < wire[0].size()) {
-          wire[0] += sent;
-        } else {
-          wire[1] += sent - wire[0].size();
-          wire[0] = asio::const_buffer();
-        }
-        co_await asio::async_write(stream, wire, asio::redirect_error(asio::use_awaitable, ec));
-      }
+    // The bytes Beast's serializer would write, as header and body buffers: its buffer sequence
+    // (a piece per field name, separator and value) cost more to walk than the request itself.
+    const std::string head = serialize_request_head(msg);
+    const std::array<asio::const_buffer, 2> wire{asio::buffer(head), asio::buffer(req.body)};
+    beast::buffers_suffix<std::array<asio::const_buffer, 2>> rest(wire);
+    // Plain TCP: one non-blocking send first. A request that fits the socket buffer (nearly all)
+    // is then written without the loop hop an async write's completion costs.
+    if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
+      rest.consume(try_send_now(lowest, wire));
+    }
+    if (beast::buffer_bytes(rest) != 0) {
+      co_await asio::async_write(stream, rest, asio::redirect_error(asio::use_awaitable, ec));
     }
     if (ec) {
       state.peer_closed = closed_by_peer(ec);

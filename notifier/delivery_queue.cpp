@@ -88,11 +88,18 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
     if (options.log) options.log(error, message);
   }
 
-  // Under `mu`. Whether the pair (seq, key) of `order` is still a queued state.
-  [[nodiscard]] bool live(const std::pair<uint64_t, uint64_t>& p) const {
+  using SlotIt = std::unordered_map<uint64_t, Slot, MixHash>::iterator;
+
+  // Under `mu`. The slot whose queued state the pair (seq, key) of `order` is; end() when the
+  // pair is stale.
+  SlotIt find_live(const std::pair<uint64_t, uint64_t>& p) {
     const auto it = slots.find(p.second);
-    return it != slots.end() && it->second.queued && it->second.queued->seq == p.first;
+    if (it == slots.end() || !it->second.queued || it->second.queued->seq != p.first) {
+      return slots.end();
+    }
+    return it;
   }
+  bool live(const std::pair<uint64_t, uint64_t>& p) { return find_live(p) != slots.end(); }
 
   // Under `mu`. Sweeps stale pairs out of `order` once they outnumber the live ones.
   void compact(bool always = false) {
@@ -101,8 +108,6 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
       std::erase_if(order, [this](const auto& p) { return !live(p); });
     }
   }
-
-  using SlotIt = std::unordered_map<uint64_t, Slot, MixHash>::iterator;
 
   // Under `mu`. Forgets a slot once nothing is queued or in flight for it.
   void release_if_idle(SlotIt it) {
@@ -113,12 +118,9 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
   size_t trim() {
     size_t n = 0;
     while (queued > options.max_queue_size) {
-      const auto p = order.front();
+      const auto it = find_live(order.front());
       order.pop_front();
-      const auto it = slots.find(p.second);
-      if (it == slots.end() || !it->second.queued || it->second.queued->seq != p.first) {
-        continue;  // stale
-      }
+      if (it == slots.end()) continue;  // stale
       it->second.queued.reset();
       release_if_idle(it);
       --queued;
@@ -196,16 +198,16 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
         if (closed || waiting || posts_in_flight >= options.concurrency) break;
         const core::TimePoint now = clock->now();
         // Taken and expired states leave their pairs stale (compact() sweeps them); `done`
-        // counts the leading pairs known stale, dropped here without looking them up again.
+        // counts the leading pairs so consumed, dropped here without looking them up again.
         size_t done = 0;
         for (size_t i = 0; i < order.size() && post->keys.size() < options.max_batch_size; ++i) {
-          const auto [seq, key] = order[i];
-          const bool leading = done == i;
-          auto found = slots.find(key);
-          if (found == slots.end() || !found->second.queued || found->second.queued->seq != seq) {
-            done += leading ? 1 : 0;  // stale
+          const auto consumed = [&] { done += done == i ? 1 : 0; };
+          const auto found = find_live(order[i]);
+          if (found == slots.end()) {
+            consumed();
             continue;
           }
+          const uint64_t key = found->first;
           Slot& slot = found->second;
           if (slot.in_flight) continue;  // an older state is on the wire: this one follows it
           Entry& e = *slot.queued;
@@ -214,7 +216,7 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
             slot.queued.reset();
             --queued;
             release_if_idle(found);
-            done += leading ? 1 : 0;
+            consumed();
             continue;
           }
           if (post->headers && *post->headers != *e.headers) continue;
@@ -226,7 +228,7 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
           slot.queued.reset();
           --queued;
           slot.in_flight = true;
-          done += leading ? 1 : 0;
+          consumed();
         }
         order.erase(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(done));
         compact();

@@ -22,7 +22,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bench import cpu_seconds, free_port, iterations, start_fake, status_kb, wait_for  # noqa: E402
+from bench import (alertd_cmd, cpu_seconds, free_port, iterations, start_fake,  # noqa: E402
+                   status_kb, wait_for)
 from gen_rules import generate  # noqa: E402
 
 # groups, rules per group, series per rule, interval (run.sh's sizes, 10k at 5 s so a window
@@ -34,40 +35,38 @@ def run_once(bins, groups, rules, k, interval, seconds, workdir):
     rule_file = os.path.join(workdir, "rules.yml")
     with open(rule_file, "w") as f:
         f.write(generate(groups, rules, k))
-    procs = []  # (bin, alertd Popen, port, fakes)
+    procs = []  # (bin, alertd Popen, port)
+    children = []  # every process started, alertd and fakes, stopped in `finally`
     try:
         for i, b in enumerate(bins):
             log = open(os.path.join(workdir, "run%d.log" % i), "w")
             ds_port, am_port, port = free_port(), free_port(), free_port()
-            fakes = [start_fake("ds", ds_port, log), start_fake("am", am_port, log)]
-            cmd = [b, "-rule=" + rule_file, "-datasource.url=http://127.0.0.1:%d" % ds_port,
-                   "-notifier.url=http://127.0.0.1:%d" % am_port,
-                   "-evaluationInterval=%ds" % interval, "-rule.evalDelay=0s",
-                   "-group.maxStartDelay=1s", "-httpListenAddr=127.0.0.1:%d" % port]
-            procs.append((b, subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT), port,
-                          fakes))
-        for b, p, port, _ in procs:
+            children.append(start_fake("ds", ds_port, log))
+            children.append(start_fake("am", am_port, log))
+            cmd = alertd_cmd(b, rule_file, ds_port, am_port, interval, port)
+            children.append(subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT))
+            procs.append((b, children[-1], port))
+        for b, p, port in procs:
             wait_for(lambda: iterations(port)[1] >= 2 * groups, 3 * interval + 60,
                      "two rounds of " + b)
         time.sleep(interval / 2)
-        start = [(cpu_seconds(p.pid), iterations(port)[1]) for _, p, port, _ in procs]
+        start = [(cpu_seconds(p.pid), iterations(port)[1]) for _, p, port in procs]
         time.sleep(seconds)
         out = {}
-        for (b, p, port, _), (c0, n0) in zip(procs, start):
+        for (b, p, port), (c0, n0) in zip(procs, start):
             c1, n1 = cpu_seconds(p.pid), iterations(port)[1]
             alert_rounds = max(1, n1 - n0) * rules * k
             out[b] = ((c1 - c0) * 1e6 / alert_rounds, status_kb(p.pid)["VmRSS"] / 1024)
         return out
     finally:
-        for _, p, _, fakes in procs:
-            for q in [p] + fakes:
-                q.send_signal(signal.SIGTERM)
-            for q in [p] + fakes:
-                try:
-                    q.wait(30)
-                except subprocess.TimeoutExpired:
-                    q.kill()
-                    q.wait()
+        for q in children:
+            q.send_signal(signal.SIGTERM)
+        for q in children:
+            try:
+                q.wait(30)
+            except subprocess.TimeoutExpired:
+                q.kill()
+                q.wait()
 
 
 def main():
