@@ -21,10 +21,7 @@ namespace {
 
 void append_labels(std::string& out, const core::Labels& labels) {
   // Nearly every set needs no escaping: its block is already Go's JSON for it.
-  if (const auto json = labels.verbatim_json(core::JsonEscape::go, false)) {
-    out += *json;
-    return;
-  }
+  if (labels.append_verbatim_json(out, core::JsonEscape::go, false)) return;
   out += '{';
   bool first = true;
   for (const auto& l : labels) {

@@ -382,6 +382,13 @@ std::string render_metrics(const SnapshotStore& store, const GlobalCounters& c,
     w.sample("alertd_limit_hits_total", {{"limit", core::limit_name(limit)}},
              static_cast<double>(core::limit_hits(limit)));
   }
+  const core::Labels::InternStats interned = core::Labels::intern_stats();
+  w.header("alertd_interned_label_pairs", "gauge",
+           "Distinct name=\"value\" pairs held once for all alerts' label sets (alertd).");
+  w.sample("alertd_interned_label_pairs", {}, static_cast<double>(interned.pairs));
+  w.header("alertd_interned_label_bytes", "gauge",
+           "Heap bytes of the interned label pairs and their table (alertd).");
+  w.sample("alertd_interned_label_bytes", {}, static_cast<double>(interned.bytes));
   append_process_metrics(w, static_cast<double>(c.start_time_seconds.load()));
   if (!push.empty()) append_push_metrics(w, push);
   return out;

@@ -97,10 +97,10 @@ std::shared_ptr<const AlertJson> AlertJson::build(const Labels& labels, const La
   append_json_string(scratch, generator_url, JsonEscape::qtpl);
   auto j = std::make_shared<AlertJson>();
   j->labels_at_ = static_cast<uint32_t>(scratch.size());
-  j->labels_kept_ = !labels.verbatim_json(JsonEscape::qtpl, true);
+  j->labels_kept_ = !labels.json_is_verbatim(JsonEscape::qtpl, true);
   if (j->labels_kept_) append_alert_label_object(scratch, labels, true);
   j->annotations_at_ = static_cast<uint32_t>(scratch.size());
-  j->annotations_kept_ = !annotations.verbatim_json(JsonEscape::qtpl, false);
+  j->annotations_kept_ = !annotations.json_is_verbatim(JsonEscape::qtpl, false);
   if (j->annotations_kept_) append_alert_label_object(scratch, annotations, false);
   j->labels_ = labels;
   j->annotations_ = annotations;
@@ -112,7 +112,7 @@ void AlertJson::append_labels_json(std::string& out) const {
   if (labels_kept_) {
     out += std::string_view(json_).substr(labels_at_, annotations_at_ - labels_at_);
   } else {
-    out += *labels_.verbatim_json(JsonEscape::qtpl, true);
+    labels_.append_verbatim_json(out, JsonEscape::qtpl, true);
   }
 }
 
@@ -120,7 +120,7 @@ void AlertJson::append_annotations_json(std::string& out) const {
   if (annotations_kept_) {
     out += std::string_view(json_).substr(annotations_at_);
   } else {
-    out += *annotations_.verbatim_json(JsonEscape::qtpl, false);
+    annotations_.append_verbatim_json(out, JsonEscape::qtpl, false);
   }
 }
 

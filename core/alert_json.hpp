@@ -11,7 +11,7 @@
 // are kept as JSON text only when their JSON differs from the block's own bytes (a name to
 // sanitize, a byte to escape, invalid UTF-8). Otherwise, the common case, the label block it
 // holds already is that JSON (core::Labels lays its names and values out as a JSON object,
-// Labels::verbatim_json) and is copied in one piece. Storing those blocks again as text cost
+// Labels::append_verbatim_json) and is copied from it. Storing those blocks again as text cost
 // ~480 bytes per alert (about 48 MB at 100,000 alerts).
 //
 // Why it is here and holds Labels: rules/ keeps one per alert (rules::Alert::json) and must not

@@ -4,6 +4,7 @@
 #include <cassert>
 #include <cstring>
 #include <functional>
+#include <mutex>
 #include <new>
 #include <stdexcept>
 
@@ -34,67 +35,30 @@ void sort_stable(std::span<Label> items) {
   }
 }
 
-}  // namespace
-
-Labels::Labels(std::initializer_list<Label> init) {
-  *this = from(std::span<const Label>(init.begin(), init.size()));
-}
-
-Labels::Labels(const Labels& o) noexcept : b_(o.b_) {
-  if (b_ != nullptr) b_->refs.fetch_add(1, std::memory_order_relaxed);
-}
-
-Labels& Labels::operator=(const Labels& o) noexcept {
-  if (o.b_ != nullptr) o.b_->refs.fetch_add(1, std::memory_order_relaxed);
-  Block* old = b_;
-  b_ = o.b_;
-  if (old != nullptr && old->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-    ::operator delete(old);
-  }
-  return *this;
-}
-
-Labels& Labels::operator=(Labels&& o) noexcept {
-  if (this == &o) return *this;
-  clear();
-  b_ = o.b_;
-  o.b_ = nullptr;
-  return *this;
-}
-
-Labels::~Labels() { clear(); }
-
-void Labels::clear() {
-  if (b_ != nullptr && b_->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-    ::operator delete(b_);
-  }
-  b_ = nullptr;
-}
-
-Labels Labels::from_sorted(std::span<const Label> items) {
-  if (items.empty()) return {};
-  assert(std::is_sorted(items.begin(), items.end(), name_less));
-  // {"n":"v","n":"v"}: 6 bytes of JSON around each pair, one less for the last, 2 braces.
+// The inline form's chars for `items`: {"n":"v","n":"v"}, 6 bytes of JSON around each pair,
+// one less for the last, 2 braces.
+size_t inline_chars(std::span<const Label> items) {
   size_t chars = 1;
   for (const auto& l : items) chars += l.name.size() + l.value.size() + 6;
   if (chars > UINT32_MAX || items.size() > UINT32_MAX / 2) throw std::length_error("label set");
-  const size_t offset_bytes = Block::offset_bytes(items.size(), chars);
-  const size_t bytes = sizeof(Block) + offset_bytes + chars;
-  void* mem = ::operator new(bytes);
-  auto* b = new (mem) Block{};
-  b->refs.store(1, std::memory_order_relaxed);
-  b->size = static_cast<uint32_t>(items.size());
-  b->chars = static_cast<uint32_t>(chars);
-  const bool narrow = b->narrow();
-  void* offs = b + 1;
+  return chars;
+}
+
+// Writes the inline form's offsets (`offset_bytes` of them, 2 or 4 bytes each), then its chars,
+// at `dst`.
+void write_inline(char* dst, std::span<const Label> items, [[maybe_unused]] size_t chars,
+                  size_t offset_bytes) {
+  const bool narrow = offset_bytes == 2 * items.size() * sizeof(uint16_t);
   auto set_off = [&](size_t k, size_t v) {
     if (narrow) {
-      static_cast<uint16_t*>(offs)[k] = static_cast<uint16_t>(v);
+      const auto x = static_cast<uint16_t>(v);
+      std::memcpy(dst + k * sizeof x, &x, sizeof x);
     } else {
-      static_cast<uint32_t*>(offs)[k] = static_cast<uint32_t>(v);
+      const auto x = static_cast<uint32_t>(v);
+      std::memcpy(dst + k * sizeof x, &x, sizeof x);
     }
   };
-  char* data = reinterpret_cast<char*>(b + 1) + offset_bytes;
+  char* data = dst + offset_bytes;
   char* w = data;
   for (size_t i = 0; i < items.size(); ++i) {
     const auto& l = items[i];
@@ -112,7 +76,229 @@ Labels Labels::from_sorted(std::span<const Label> items) {
   }
   *w++ = '}';
   assert(static_cast<size_t>(w - data) == chars);
+}
+
+// content_hash over the inline form's offsets and chars (the chars alone are ambiguous: a
+// value may hold `","`): the same for both forms of a set.
+uint64_t inline_hash(std::string_view offsets_and_chars, size_t size) {
+  return mix64(std::hash<std::string_view>{}(offsets_and_chars) ^ size);
+}
+
+// The verbatim-JSON bits (Labels::Block's kQtplVerbatim, kGoVerbatim, kAlertNames) of one label.
+constexpr uint32_t kQtplBit = 2;
+constexpr uint32_t kGoBit = 4;
+constexpr uint32_t kNamesBit = 8;
+uint32_t json_bits(Label l) {
+  uint32_t flags = kQtplBit | kGoBit | kNamesBit;
+  for (const std::string_view s : {l.name, l.value}) {
+    if (!json_string_is_verbatim(s, JsonEscape::qtpl)) flags &= ~kQtplBit;
+    if (!json_string_is_verbatim(s, JsonEscape::go)) flags &= ~kGoBit;
+  }
+  if (!is_alert_label_name(l.name)) flags &= ~kNamesBit;
+  return flags;
+}
+
+}  // namespace
+
+Labels::Labels(std::initializer_list<Label> init) {
+  *this = from(std::span<const Label>(init.begin(), init.size()));
+}
+
+Labels::Labels(const Labels& o) noexcept : b_(o.b_) {
+  if (b_ != nullptr) b_->refs.fetch_add(1, std::memory_order_relaxed);
+}
+
+Labels& Labels::operator=(const Labels& o) noexcept {
+  if (o.b_ != nullptr) o.b_->refs.fetch_add(1, std::memory_order_relaxed);
+  Block* old = b_;
+  b_ = o.b_;
+  if (old != nullptr && old->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy(old);
+  return *this;
+}
+
+Labels& Labels::operator=(Labels&& o) noexcept {
+  if (this == &o) return *this;
+  clear();
+  b_ = o.b_;
+  o.b_ = nullptr;
+  return *this;
+}
+
+Labels::~Labels() { clear(); }
+
+void Labels::clear() {
+  if (b_ != nullptr && b_->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy(b_);
+  b_ = nullptr;
+}
+
+Labels Labels::from_sorted(std::span<const Label> items) {
+  if (items.empty()) return {};
+  assert(std::is_sorted(items.begin(), items.end(), name_less));
+  const size_t chars = inline_chars(items);
+  const size_t offs = Block::offset_bytes(items.size(), chars);
+  void* mem = ::operator new(sizeof(Block) + offs + chars);
+  auto* b = new (mem) Block{};
+  b->refs.store(1, std::memory_order_relaxed);
+  b->size = static_cast<uint32_t>(items.size());
+  b->chars = static_cast<uint32_t>(chars);
+  write_inline(reinterpret_cast<char*>(b + 1), items, chars, offs);
   return Labels(b);
+}
+
+// ---- interned pairs ----------------------------------------------------------------------------
+
+// Pairs by (name, value): 16 shards (a pair's hash picks one), each a chained hash table under
+// its own mutex. A pair's count changes only when an interned block is built (under the lock)
+// or destroyed: above 1 without the lock, from 1 to 0 under it, with the unlinking, so a lookup
+// never finds a pair being freed and a freed pair is never counted down again.
+struct Labels::InternTable {
+  static constexpr size_t kShards = 16;
+  static constexpr size_t kMinBuckets = 64;
+  struct Shard {
+    std::mutex mu;
+    std::vector<Pair*> buckets = std::vector<Pair*>(kMinBuckets, nullptr);
+    size_t count = 0;
+    size_t bytes = 0;
+
+    void rehash(size_t n) {
+      std::vector<Pair*> next(n, nullptr);
+      for (Pair* head : buckets) {
+        while (head != nullptr) {
+          Pair* p = head;
+          head = p->next;
+          Pair*& slot = next[p->hash & (n - 1)];
+          p->next = slot;
+          slot = p;
+        }
+      }
+      buckets.swap(next);
+    }
+  };
+  Shard shards[kShards];
+
+  static InternTable& get() {
+    static auto* table = new InternTable;  // never destroyed: blocks may outlive static exit
+    return *table;
+  }
+  Shard& shard(uint64_t hash) { return shards[hash >> 60]; }
+};
+
+const Labels::Pair* Labels::intern_pair(Label l) {
+  const uint64_t hash = mix64(std::hash<std::string_view>{}(l.name) ^
+                              (std::hash<std::string_view>{}(l.value) * 0x9E3779B97F4A7C15ULL));
+  auto& sh = InternTable::get().shard(hash);
+  const std::lock_guard lock(sh.mu);
+  for (Pair* p = sh.buckets[hash & (sh.buckets.size() - 1)]; p != nullptr; p = p->next) {
+    if (p->hash == hash && p->label() == l) {
+      p->refs.fetch_add(1, std::memory_order_relaxed);
+      return p;
+    }
+  }
+  const size_t len = l.name.size() + l.value.size() + 5;
+  void* mem = ::operator new(sizeof(Pair) + len);
+  auto* p = new (mem) Pair{};
+  p->refs.store(1, std::memory_order_relaxed);
+  p->name_len = static_cast<uint32_t>(l.name.size());
+  p->value_len = static_cast<uint32_t>(l.value.size());
+  p->json_flags = json_bits(l);
+  p->hash = hash;
+  char* w = reinterpret_cast<char*>(p + 1);
+  *w++ = '"';
+  if (!l.name.empty()) std::memcpy(w, l.name.data(), l.name.size());
+  w += l.name.size();
+  std::memcpy(w, "\":\"", 3);
+  w += 3;
+  if (!l.value.empty()) std::memcpy(w, l.value.data(), l.value.size());
+  w += l.value.size();
+  *w = '"';
+  if (sh.count >= sh.buckets.size()) sh.rehash(sh.buckets.size() * 2);
+  Pair*& slot = sh.buckets[hash & (sh.buckets.size() - 1)];
+  p->next = slot;
+  slot = p;
+  ++sh.count;
+  sh.bytes += sizeof(Pair) + len;
+  return p;
+}
+
+void Labels::release_pair(const Pair* cp) {
+  auto* p = const_cast<Pair*>(cp);
+  uint32_t refs = p->refs.load(std::memory_order_relaxed);
+  while (refs > 1) {
+    if (p->refs.compare_exchange_weak(refs, refs - 1, std::memory_order_acq_rel,
+                                      std::memory_order_relaxed)) {
+      return;
+    }
+  }
+  auto& sh = InternTable::get().shard(p->hash);
+  const std::lock_guard lock(sh.mu);
+  if (p->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;  // interned again meanwhile
+  for (Pair** link = &sh.buckets[p->hash & (sh.buckets.size() - 1)]; *link != nullptr;
+       link = &(*link)->next) {
+    if (*link == p) {
+      *link = p->next;
+      break;
+    }
+  }
+  --sh.count;
+  sh.bytes -= sizeof(Pair) + p->json_len();
+  ::operator delete(p);
+  // Give a burst's buckets back once most of its pairs are gone.
+  if (sh.buckets.size() > InternTable::kMinBuckets && sh.count * 8 < sh.buckets.size()) {
+    sh.rehash(sh.buckets.size() / 2);
+  }
+}
+
+void Labels::destroy(Block* b) {
+  if (b->interned()) {
+    const Pair* const* pairs = b->pairs();
+    for (uint32_t i = 0; i < b->size; ++i) release_pair(pairs[i]);
+  }
+  ::operator delete(b);
+}
+
+Labels Labels::interned(std::span<const Label> items) {
+  if (items.empty()) return {};
+  assert(std::is_sorted(items.begin(), items.end(), name_less));
+  const size_t chars = inline_chars(items);
+  // content_hash as the inline form would give it, from its bytes laid out in a scratch buffer.
+  thread_local std::string scratch;
+  const size_t offs = Block::offset_bytes(items.size(), chars);
+  scratch.resize(offs + chars);
+  write_inline(scratch.data(), items, chars, offs);
+  const uint64_t hash = inline_hash(scratch, items.size());
+  if (scratch.capacity() > 64 * 1024) std::string().swap(scratch);
+
+  const size_t bytes = sizeof(Block) + sizeof(uint64_t) + items.size() * sizeof(Pair*);
+  void* mem = ::operator new(bytes);
+  auto* b = new (mem) Block{};
+  b->refs.store(1, std::memory_order_relaxed);
+  b->chars = static_cast<uint32_t>(chars);
+  std::memcpy(reinterpret_cast<char*>(b + 1), &hash, sizeof hash);
+  auto** pairs = reinterpret_cast<const Pair**>(reinterpret_cast<uint64_t*>(b + 1) + 1);
+  uint32_t flags = Block::kQtplVerbatim | Block::kGoVerbatim | Block::kAlertNames;
+  try {
+    for (const Label l : items) {
+      pairs[b->size] = intern_pair(l);
+      flags &= pairs[b->size]->json_flags;
+      ++b->size;
+    }
+  } catch (...) {
+    for (uint32_t i = 0; i < b->size; ++i) release_pair(pairs[i]);
+    ::operator delete(b);
+    throw;
+  }
+  b->json_flags.store(flags | Block::kChecked | Block::kInterned, std::memory_order_relaxed);
+  return Labels(b);
+}
+
+Labels::InternStats Labels::intern_stats() {
+  InternStats st;
+  for (auto& sh : InternTable::get().shards) {
+    const std::lock_guard lock(sh.mu);
+    st.pairs += sh.count;
+    st.bytes += sh.bytes + sh.buckets.capacity() * sizeof(Pair*);
+  }
+  return st;
 }
 
 Labels Labels::from(std::span<const Label> items) {
@@ -142,7 +328,8 @@ void Labels::set(std::string_view name, std::string_view value) {
   LabelsBuilder b;
   b.reset(*this);
   b.set(name, value);
-  *this = b.build();  // the views into the old block stay valid until here
+  // The views into the old block stay valid until here; the set keeps its form.
+  *this = is_interned() ? b.build_interned() : b.build();
 }
 
 bool Labels::erase(std::string_view name) {
@@ -150,7 +337,7 @@ bool Labels::erase(std::string_view name) {
   LabelsBuilder b;
   b.reset(*this);
   b.erase(name);
-  *this = b.build();
+  *this = is_interned() ? b.build_interned() : b.build();
   return true;
 }
 
@@ -172,15 +359,16 @@ uint64_t Labels::hash_without_name() const {
   return h.value();
 }
 
-// Every block is laid out by from_sorted, the same way for the same set: so the offsets and
-// chars (contiguous in the block; json_flags, a cache, is left out) plus the size say exactly
-// which set it is.
+// Every inline block is laid out by from_sorted, the same way for the same set: so the offsets
+// and chars (contiguous in the block; json_flags, a cache, is left out) plus the size say
+// exactly which set it is. An interned block keeps the hash of the bytes its inline form would
+// have, so both forms of a set hash equal.
 uint64_t Labels::content_hash() const {
   if (b_ == nullptr) return 0;
-  // Offsets and chars: the chars alone are ambiguous (a value may hold `","`).
-  const std::string_view bytes(reinterpret_cast<const char*>(b_ + 1),
-                               Block::offset_bytes(b_->size, b_->chars) + b_->chars);
-  return mix64(std::hash<std::string_view>{}(bytes) ^ b_->size);
+  if (b_->interned()) return b_->stored_hash();  // worked out from the same bytes when built
+  return inline_hash(std::string_view(reinterpret_cast<const char*>(b_ + 1),
+                                      Block::offset_bytes(b_->size, b_->chars) + b_->chars),
+                     b_->size);
 }
 
 std::string Labels::to_string() const {
@@ -205,29 +393,44 @@ std::string Labels::to_string() const {
   return out;
 }
 
-std::optional<std::string_view> Labels::verbatim_json(JsonEscape style, bool alert_names) const {
-  if (b_ == nullptr) return std::string_view("{}");
+bool Labels::json_is_verbatim(JsonEscape style, bool alert_names) const {
+  static_assert(Block::kQtplVerbatim == kQtplBit && Block::kGoVerbatim == kGoBit &&
+                Block::kAlertNames == kNamesBit);
+  if (b_ == nullptr) return true;
   uint32_t flags = b_->json_flags.load(std::memory_order_relaxed);
   if ((flags & Block::kChecked) == 0) {
-    // Idempotent: threads racing here store the same bits.
+    // Inline blocks only (interned ones are checked when built). Idempotent: threads racing
+    // here store the same bits.
     flags = Block::kChecked | Block::kQtplVerbatim | Block::kGoVerbatim | Block::kAlertNames;
-    for (const Label l : *this) {
-      for (const std::string_view s : {l.name, l.value}) {
-        if (!json_string_is_verbatim(s, JsonEscape::qtpl)) flags &= ~Block::kQtplVerbatim;
-        if (!json_string_is_verbatim(s, JsonEscape::go)) flags &= ~Block::kGoVerbatim;
-      }
-      if (!is_alert_label_name(l.name)) flags &= ~Block::kAlertNames;
-    }
+    for (const Label l : *this) flags &= json_bits(l) | Block::kChecked;
     b_->json_flags.store(flags, std::memory_order_relaxed);
   }
   const uint32_t need = (style == JsonEscape::qtpl ? Block::kQtplVerbatim : Block::kGoVerbatim) |
                         (alert_names ? Block::kAlertNames : 0);
-  if ((flags & need) != need) return std::nullopt;
-  return std::string_view(b_->data(), b_->chars);
+  return (flags & need) == need;
+}
+
+bool Labels::append_verbatim_json(std::string& out, JsonEscape style, bool alert_names) const {
+  if (!json_is_verbatim(style, alert_names)) return false;
+  if (b_ == nullptr) {
+    out += "{}";
+  } else if (!b_->interned()) {
+    out.append(b_->data(), b_->chars);
+  } else {
+    out.reserve(out.size() + b_->chars);
+    const Pair* const* pairs = b_->pairs();
+    for (uint32_t i = 0; i < b_->size; ++i) {
+      out += i == 0 ? '{' : ',';
+      out.append(pairs[i]->json(), pairs[i]->json_len());
+    }
+    out += '}';
+  }
+  return true;
 }
 
 size_t Labels::block_bytes() const {
   if (b_ == nullptr) return 0;
+  if (b_->interned()) return sizeof(Block) + sizeof(uint64_t) + b_->size * sizeof(Pair*);
   return sizeof(Block) + Block::offset_bytes(b_->size, b_->chars) + b_->chars;
 }
 
@@ -235,6 +438,13 @@ bool operator==(const Labels& a, const Labels& b) {
   if (a.b_ == b.b_) return true;
   if (a.size() != b.size()) return false;
   if (a.b_->chars != b.b_->chars) return false;
+  const bool ai = a.b_->interned();
+  const bool bi = b.b_->interned();
+  if (ai && bi) {
+    // One pair per (name, value): the same pointers <=> the same labels.
+    return std::memcmp(a.b_->pairs(), b.b_->pairs(), a.size() * sizeof(void*)) == 0;
+  }
+  if (ai || bi) return std::equal(a.begin(), a.end(), b.begin());
   // Same offsets and same chars <=> same labels.
   return std::memcmp(a.b_ + 1, b.b_ + 1,
                      Labels::Block::offset_bytes(a.size(), a.b_->chars) + a.b_->chars) == 0;

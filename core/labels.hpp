@@ -4,14 +4,23 @@
 //
 // Storage (why: an alert's labels are held by the rule, by every API snapshot and by the
 // notifier batch; issue 12 wants well under 1 kB per alert all in): one heap block per set,
-// reference-counted (atomic: snapshots are read on the HTTP thread), holding a header, two
-// 4-byte offsets per label and the names and values laid out as a JSON object,
-// {"name":"value",...}, so that a set whose JSON needs no escaping (nearly every real one) is
-// its own JSON: the Alertmanager payload and the API copy it in one piece instead of keeping a
-// second copy per alert (verbatim_json; issue 12's memory). Copying a Labels is a count
+// reference-counted (atomic: snapshots are read on the HTTP thread). Copying a Labels is a count
 // increment; a mutation (set, erase) builds a new block, so copies never see it (copy on write).
+// A block has one of two forms, the same set either way (==, hashes, iteration, JSON):
+// - inline (Labels::from, from_sorted, LabelsBuilder::build): a header, two 2- or 4-byte
+//   offsets per label and the names and values laid out as a JSON object,
+//   {"name":"value",...}, so that a set whose JSON needs no escaping (nearly every real one) is
+//   its own JSON: the Alertmanager payload and the API copy it instead of keeping a second copy
+//   per alert (append_verbatim_json). For sets that live a round or hold values of their own
+//   (annotations, a series' labels while templates read them).
+// - interned (Labels::interned, LabelsBuilder::build_interned): a header and one pointer per
+//   label to a process-wide, reference-counted `"name":"value"` pair, so alerts that share a
+//   label (alertname, job, region, one instance across many rules...) share its bytes: 8 bytes a
+//   label instead of its text plus 10 of offsets and punctuation. For alerts' labels, built
+//   once per alert and kept for its life. A pair is freed with the last set holding it.
 // Build a set in one step with Labels::from or a LabelsBuilder when it has more than a label or
-// two. A Label is a pair of views into the block: valid while some Labels holds that block.
+// two. A Label is a pair of views into the block or its pairs: valid while some Labels holds
+// that block.
 #pragma once
 
 #include <atomic>
@@ -38,6 +47,7 @@ struct Label {
 
 class Labels {
   struct Block;
+  struct Pair;
 
  public:
   class Iterator {
@@ -106,6 +116,11 @@ class Labels {
   [[nodiscard]] static Labels from(std::span<const Label> items);
   // `items` already sorted by name, names unique (not checked beyond a debug assertion).
   [[nodiscard]] static Labels from_sorted(std::span<const Label> items);
+  // The same set in the interned form (see the top of this file): for sets kept long, whose
+  // labels other sets are likely to hold too. Takes a lock per label; meant for a set built
+  // once (a new alert), not once per round.
+  [[nodiscard]] static Labels interned(std::span<const Label> sorted_items);
+  [[nodiscard]] bool is_interned() const;
 
   // Sets name=value, replacing an existing value. Keeps the set sorted. Builds a new block.
   void set(std::string_view name, std::string_view value);
@@ -132,21 +147,35 @@ class Labels {
   [[nodiscard]] std::string to_string() const;
   // Whether both hold the very same block (a copy, not just equal labels).
   [[nodiscard]] bool shares_block_with(const Labels& o) const { return b_ == o.b_; }
-  // The set as the JSON object {"name":"value",...} (names in order) when that is exactly what
-  // writing each name and value with `style` would give, taken straight from the block;
-  // `alert_names` also asks that every name be a valid Alertmanager label name
-  // ([a-zA-Z_:][a-zA-Z0-9_:]*, nothing to sanitize). nullopt when something would be escaped or
-  // sanitized: the caller writes the object itself then. The empty set is "{}". Checked on the
-  // first call per block and remembered.
-  [[nodiscard]] std::optional<std::string_view> verbatim_json(JsonEscape style,
-                                                              bool alert_names) const;
+  // Whether the set's JSON object {"name":"value",...} (names in order) is exactly what
+  // writing each name and value with `style` would give, nothing escaped; `alert_names` also
+  // asks that every name be a valid Alertmanager label name ([a-zA-Z_:][a-zA-Z0-9_:]*, nothing
+  // to sanitize). When it is, append_verbatim_json copies the object from the block (or its
+  // pairs) and returns true; when not, it appends nothing and returns false: the caller writes
+  // the object itself then. The empty set is "{}". Worked out once per block and remembered.
+  [[nodiscard]] bool json_is_verbatim(JsonEscape style, bool alert_names) const;
+  bool append_verbatim_json(std::string& out, JsonEscape style, bool alert_names) const;
+  // Heap bytes of the block (0 when empty), for memory accounting in tests and benchmarks; an
+  // interned block's pairs are shared and not counted here (see intern_stats).
   // Heap bytes of the block (0 when empty), for memory accounting in tests and benchmarks.
   [[nodiscard]] size_t block_bytes() const;
+
+  // The process's interned pairs: how many are alive and the heap bytes they hold.
+  struct InternStats {
+    size_t pairs = 0;
+    size_t bytes = 0;
+  };
+  [[nodiscard]] static InternStats intern_stats();
 
   friend bool operator==(const Labels& a, const Labels& b);
 
  private:
+  struct InternTable;
   explicit Labels(Block* b) : b_(b) {}
+  // Frees a block whose count reached zero, releasing its pairs when interned.
+  static void destroy(Block* b);
+  static const Pair* intern_pair(Label l);
+  static void release_pair(const Pair* p);
   Block* b_ = nullptr;
 };
 
@@ -169,6 +198,7 @@ class LabelsBuilder {
   // Same hash as Labels::hash_without_name of the built set.
   [[nodiscard]] uint64_t hash_without_name() const;
   [[nodiscard]] Labels build() const { return Labels::from_sorted(items_); }
+  [[nodiscard]] Labels build_interned() const { return Labels::interned(items_); }
   // Whether build() would equal `ls`.
   [[nodiscard]] bool equals(const Labels& ls) const;
 
@@ -179,25 +209,50 @@ class LabelsBuilder {
   std::forward_list<std::string> owned_;
 };
 
-// The block: header, 2 x size offsets (name i, value i) into the chars that follow, then the
-// chars: {"name0":"value0","name1":"value1"} (names and values as they are, never escaped).
-// Name i ends 3 bytes (`":"`) before value i starts; value i ends 3 bytes (`","`) before name
-// i+1 starts, the last one 2 bytes (`"}`) before `chars`. Offsets are 2 bytes each when the
-// chars fit in 64 KB (every real set: 52 bytes less for 13 labels), else 4.
+// An interned pair: its count (the interned blocks holding it), the lengths, its verbatim-JSON
+// bits (Block's), its table hash and chain, then the chars "name":"value".
+struct Labels::Pair {
+  std::atomic<uint32_t> refs;
+  uint32_t name_len;
+  uint32_t value_len;
+  uint32_t json_flags;
+  uint64_t hash;
+  Pair* next;
+
+  [[nodiscard]] const char* json() const { return reinterpret_cast<const char*>(this + 1); }
+  [[nodiscard]] size_t json_len() const { return size_t{name_len} + value_len + 5; }
+  [[nodiscard]] Label label() const {
+    const char* j = json();
+    return Label{{j + 1, name_len}, {j + 4 + name_len, value_len}};
+  }
+};
+
+// The block. Inline form: header, 2 x size offsets (name i, value i) into the chars that
+// follow, then the chars: {"name0":"value0","name1":"value1"} (names and values as they are,
+// never escaped). Name i ends 3 bytes (`":"`) before value i starts; value i ends 3 bytes
+// (`","`) before name i+1 starts, the last one 2 bytes (`"}`) before `chars`. Offsets are 2
+// bytes each when the chars fit in 64 KB (every real set: 52 bytes less for 13 labels), else 4.
+// Interned form (kInterned): header, the set's content_hash, then `size` Pair pointers; `chars`
+// is what the inline form's chars would be.
 struct Labels::Block {
   std::atomic<uint32_t> refs;
   uint32_t size;
   uint32_t chars;
-  // Whether the chars are valid JSON in each escaping (bits below), worked out on first use.
+  // Whether the chars are valid JSON in each escaping (bits below), worked out on first use;
+  // kInterned is set when the block is built and never changes.
   mutable std::atomic<uint32_t> json_flags;
   static constexpr uint32_t kChecked = 1;
   static constexpr uint32_t kQtplVerbatim = 2;
   static constexpr uint32_t kGoVerbatim = 4;
   static constexpr uint32_t kAlertNames = 8;
+  static constexpr uint32_t kInterned = 16;
   static constexpr uint32_t kNarrowMax = 0xFFFF;
 
   [[nodiscard]] static size_t offset_bytes(size_t size, size_t chars) {
     return 2 * size * (chars <= kNarrowMax ? sizeof(uint16_t) : sizeof(uint32_t));
+  }
+  [[nodiscard]] bool interned() const {
+    return (json_flags.load(std::memory_order_relaxed) & kInterned) != 0;
   }
   [[nodiscard]] bool narrow() const { return chars <= kNarrowMax; }
   [[nodiscard]] const char* data() const {
@@ -208,7 +263,15 @@ struct Labels::Block {
     if (narrow()) return reinterpret_cast<const uint16_t*>(this + 1)[k];
     return reinterpret_cast<const uint32_t*>(this + 1)[k];
   }
+  // Interned form.
+  [[nodiscard]] uint64_t stored_hash() const {
+    return *reinterpret_cast<const uint64_t*>(this + 1);
+  }
+  [[nodiscard]] const Pair* const* pairs() const {
+    return reinterpret_cast<const Pair* const*>(reinterpret_cast<const uint64_t*>(this + 1) + 1);
+  }
   [[nodiscard]] Label at(uint32_t i) const {
+    if (interned()) return pairs()[i]->label();
     const uint32_t name = off(2 * i);
     const uint32_t value = off(2 * i + 1);
     const uint32_t end = (i + 1 < size ? off(2 * i + 2) : chars + 1) - 3;
@@ -219,5 +282,6 @@ struct Labels::Block {
 
 inline Label Labels::Iterator::operator*() const { return b_->at(i_); }
 inline size_t Labels::size() const { return b_ == nullptr ? 0 : b_->size; }
+inline bool Labels::is_interned() const { return b_ != nullptr && b_->interned(); }
 
 }  // namespace core

@@ -44,17 +44,13 @@ void encode_alerts(std::span<const Alert> alerts, std::string& out) {
     out += ",\"labels\": ";
     if (j != nullptr && j->labels_from(a.labels)) {
       j->append_labels_json(out);
-    } else if (const auto v = a.labels.verbatim_json(core::JsonEscape::qtpl, true)) {
-      out += *v;
-    } else {
+    } else if (!a.labels.append_verbatim_json(out, core::JsonEscape::qtpl, true)) {
       core::append_alert_label_object(out, a.labels, true);
     }
     out += ",\"annotations\": ";
     if (j != nullptr && j->annotations_from(a.annotations)) {
       j->append_annotations_json(out);
-    } else if (const auto v = a.annotations.verbatim_json(core::JsonEscape::qtpl, false)) {
-      out += *v;
-    } else {
+    } else if (!a.annotations.append_verbatim_json(out, core::JsonEscape::qtpl, false)) {
       core::append_alert_label_object(out, a.annotations, false);
     }
     out += '}';

@@ -28,8 +28,8 @@ namespace notifier {
 // first two, so a queued alert holds shared pointers rather than its own strings.
 // Labels and annotations are copied from the fragment when the alert still holds the very
 // blocks it was built from, else straight from the block when it is its own JSON
-// (core::Labels::verbatim_json), else escaped afresh (alert relabeling builds new labels per
-// Alertmanager).
+// (core::Labels::append_verbatim_json), else escaped afresh (alert relabeling builds new labels
+// per Alertmanager).
 struct Alert {
   core::Labels labels;
   core::Labels annotations;  // sorted name -> rendered text

@@ -444,7 +444,7 @@ core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, cor
     a.id = id;
     a.state = AlertState::pending;
     a.seen = true;
-    a.labels = pb.build();
+    a.labels = pb.build_interned();  // kept for the alert's life; most labels shared
     a.annotations = core::Labels::from(annotation_items);
     a.value = value;
     a.active_at = ts;
@@ -832,8 +832,8 @@ const std::shared_ptr<const core::AlertJson>& AlertingRule::payload_json(uint64_
 
 void AlertingRule::set_payload(notifier::Alert& na, uint64_t id, Alert& a, core::TimePoint now,
                                std::shared_ptr<const std::string>& prefix) const {
-  if (!impl_->ctx.alert_source && a.labels.verbatim_json(core::JsonEscape::qtpl, true) &&
-      a.annotations.verbatim_json(core::JsonEscape::qtpl, false)) {
+  if (!impl_->ctx.alert_source && a.labels.json_is_verbatim(core::JsonEscape::qtpl, true) &&
+      a.annotations.json_is_verbatim(core::JsonEscape::qtpl, false)) {
     a.json.reset();
     if (!prefix) {
       std::string p = "\"generatorURL\":";

@@ -154,9 +154,9 @@ class AlertingRule final : public Rule {
                                                             core::TimePoint now) const;
   // Sets how `na` (alert `id`, sent at `now`) gets its generatorURL, labels and annotations
   // into the payload. An alert whose label and annotation blocks are their own JSON (nearly
-  // all: core::Labels::verbatim_json) and whose URL is the default link keeps no fragment: it
-  // carries the rule's URL prefix, shared through `prefix` by the alerts of one call, and its
-  // ID. Any other alert carries its fragment (payload_json).
+  // all: core::Labels::append_verbatim_json) and whose URL is the default link keeps no
+  // fragment: it carries the rule's URL prefix, shared through `prefix` by the alerts of one
+  // call, and its ID. Any other alert carries its fragment (payload_json).
   void set_payload(notifier::Alert& na, uint64_t id, Alert& a, core::TimePoint now,
                    std::shared_ptr<const std::string>& prefix) const;
 

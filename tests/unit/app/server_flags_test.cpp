@@ -583,3 +583,25 @@ TEST_CASE("flag loggerMaxArgLen shortens a long message as VictoriaMetrics short
   REQUIRE(f.has_value());
   CHECK(f->flags.logger_max_arg_len == 300);
 }
+
+TEST_CASE("/metrics shows the interned label pairs alerts hold", "[app][metrics]") {
+  app::SnapshotStore store;
+  app::GlobalCounters counters;
+  const auto gauge = [&](const std::string& name) {
+    const std::string text = app::render_metrics(store, counters, {});
+    const auto at = text.find("\n" + name + " ");
+    REQUIRE(at != std::string::npos);
+    return std::stod(text.substr(at + name.size() + 2));
+  };
+  const double pairs = gauge("alertd_interned_label_pairs");
+  const double bytes = gauge("alertd_interned_label_bytes");
+  {
+    const std::vector<core::Label> items{{"alertname", "metrics-test-alert"},
+                                         {"instance", "metrics-test-host"}};
+    const core::Labels a = core::Labels::interned(items);
+    const core::Labels b = core::Labels::interned(items);
+    CHECK(gauge("alertd_interned_label_pairs") == pairs + 2);
+    CHECK(gauge("alertd_interned_label_bytes") > bytes);
+  }
+  CHECK(gauge("alertd_interned_label_pairs") == pairs);
+}

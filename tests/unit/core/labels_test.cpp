@@ -2,7 +2,28 @@
 
 #include <catch2/catch.hpp>
 
+#include <random>
+#include <thread>
+
 #include "core/hash.hpp"
+
+namespace {
+
+// The set's verbatim JSON, or nullopt when it has none (and then nothing was appended).
+std::optional<std::string> vj(const core::Labels& ls, core::JsonEscape style, bool alert_names) {
+  std::string out = "x";
+  if (!ls.append_verbatim_json(out, style, alert_names)) {
+    CHECK(out == "x");
+    CHECK_FALSE(ls.json_is_verbatim(style, alert_names));
+    return std::nullopt;
+  }
+  CHECK(ls.json_is_verbatim(style, alert_names));
+  return out.substr(1);
+}
+
+std::vector<core::Label> items_of(const core::Labels& ls) { return {ls.begin(), ls.end()}; }
+
+}  // namespace
 
 TEST_CASE("labels stay sorted and replace on set", "[core]") {
   core::Labels l;
@@ -114,29 +135,29 @@ TEST_CASE("LabelsBuilder edits views and builds one equal set", "[core]") {
 TEST_CASE("labels: the block is its own JSON object when nothing needs escaping",
           "[core][labels]") {
   using core::JsonEscape;
-  CHECK(core::Labels{}.verbatim_json(JsonEscape::qtpl, true) == "{}");
+  CHECK(vj(core::Labels{}, JsonEscape::qtpl, true) == "{}");
   const core::Labels ls{{"job", "node"}, {"instance", "host-1:9100"}, {"expr", "a > b & c"}};
-  CHECK(ls.verbatim_json(JsonEscape::qtpl, true) ==
+  CHECK(vj(ls, JsonEscape::qtpl, true) ==
         R"({"expr":"a > b & c","instance":"host-1:9100","job":"node"})");
-  CHECK(ls.verbatim_json(JsonEscape::qtpl, false) == ls.verbatim_json(JsonEscape::qtpl, true));
+  CHECK(vj(ls, JsonEscape::qtpl, false) == vj(ls, JsonEscape::qtpl, true));
   // Go escapes '>' and '&'.
-  CHECK_FALSE(ls.verbatim_json(JsonEscape::go, false));
+  CHECK_FALSE(vj(ls, JsonEscape::go, false));
   const core::Labels plain{{"a", "1"}, {"b", ""}, {"", "empty name"}};
-  CHECK(plain.verbatim_json(JsonEscape::go, false) == R"({"":"empty name","a":"1","b":""})");
-  CHECK_FALSE(plain.verbatim_json(JsonEscape::go, true));  // "" is no Alertmanager label name
+  CHECK(vj(plain, JsonEscape::go, false) == R"({"":"empty name","a":"1","b":""})");
+  CHECK_FALSE(vj(plain, JsonEscape::go, true));  // "" is no Alertmanager label name
   // Names to sanitize, escapes, invalid UTF-8.
-  CHECK_FALSE(core::Labels{{"a-b", "x"}}.verbatim_json(JsonEscape::qtpl, true));
-  CHECK(core::Labels{{"a-b", "x"}}.verbatim_json(JsonEscape::qtpl, false) == R"({"a-b":"x"})");
-  CHECK_FALSE(core::Labels{{"q", "say \"hi\""}}.verbatim_json(JsonEscape::qtpl, false));
-  CHECK_FALSE(core::Labels{{"q", "it's"}}.verbatim_json(JsonEscape::qtpl, false));
-  CHECK(core::Labels{{"q", "it's"}}.verbatim_json(JsonEscape::go, false) == R"({"q":"it's"})");
-  CHECK_FALSE(core::Labels{{"q", "a\xffz"}}.verbatim_json(JsonEscape::go, false));
-  CHECK(core::Labels{{"q", "héllo ✓"}}.verbatim_json(JsonEscape::qtpl, true) ==
+  CHECK_FALSE(vj(core::Labels{{"a-b", "x"}}, JsonEscape::qtpl, true));
+  CHECK(vj(core::Labels{{"a-b", "x"}}, JsonEscape::qtpl, false) == R"({"a-b":"x"})");
+  CHECK_FALSE(vj(core::Labels{{"q", "say \"hi\""}}, JsonEscape::qtpl, false));
+  CHECK_FALSE(vj(core::Labels{{"q", "it's"}}, JsonEscape::qtpl, false));
+  CHECK(vj(core::Labels{{"q", "it's"}}, JsonEscape::go, false) == R"({"q":"it's"})");
+  CHECK_FALSE(vj(core::Labels{{"q", "a\xffz"}}, JsonEscape::go, false));
+  CHECK(vj(core::Labels{{"q", "héllo ✓"}}, JsonEscape::qtpl, true) ==
         R"({"q":"héllo ✓"})");
   // Asked again (the answer is remembered per block) and from a copy.
   const core::Labels copy = ls;
-  CHECK_FALSE(copy.verbatim_json(JsonEscape::go, false));
-  CHECK(copy.verbatim_json(JsonEscape::qtpl, true));
+  CHECK_FALSE(vj(copy, JsonEscape::go, false));
+  CHECK(vj(copy, JsonEscape::qtpl, true));
 }
 
 TEST_CASE("labels: names and values read back whatever bytes they hold", "[core][labels]") {
@@ -164,14 +185,125 @@ TEST_CASE("labels: a set over 64 KB of text (4-byte offsets) reads back the same
   const core::Labels same{{"c", "3"}, {"big", big}, {"a", "1"}};
   CHECK(same == ls);
   CHECK_FALSE(same == core::Labels{{"a", "1"}, {"big", big}, {"c", "4"}});
-  CHECK(ls.verbatim_json(core::JsonEscape::go, false)->size() == 70'000 + 26);
+  CHECK(vj(ls, core::JsonEscape::go, false)->size() == 70'000 + 26);
   // Around the boundary: text of exactly 65,535 bytes and one more.
   for (const size_t n : {size_t{65'535 - 8}, size_t{65'536 - 8}}) {
     const core::Labels edge{{"k", std::string(n, 'y')}};  // {"k":"..."} is n + 8 bytes
     CHECK(edge.get("k")->size() == n);
-    CHECK(edge.verbatim_json(core::JsonEscape::qtpl, true)->size() == n + 8);
+    CHECK(vj(edge, core::JsonEscape::qtpl, true)->size() == n + 8);
     CHECK(edge.block_bytes() == 16 + (n + 8 <= 65'535 ? 4 : 8) + n + 8);
   }
   // Small sets: 2-byte offsets.
   CHECK(core::Labels{{"a", "1"}}.block_bytes() == 16 + 4 + 9);
+}
+
+TEST_CASE("labels: the interned form is the same set as the inline one", "[core][labels]") {
+  using core::JsonEscape;
+  const std::string big(70'000, 'x');
+  const std::vector<core::Labels> sets{
+      core::Labels{{"__name__", "up"}, {"instance", "a:9100"}, {"job", "node"}},
+      core::Labels{{"a\":\"", "\",\""}, {"", ""}, {"}", "{"}, {"z", "\"}"}},
+      core::Labels{{"q", "say \"hi\""}, {"a-b", "x"}},
+      core::Labels{{"q", "héllo ✓"}, {"r", "a\xffz"}},
+      core::Labels{{"a", "1"}, {"big", big}, {"c", "3"}},
+      core::Labels{{"k", std::string(65'535 - 8, 'y')}},
+      core::Labels{{"k", std::string(65'536 - 8, 'y')}},
+  };
+  for (const auto& inl : sets) {
+    const auto items = items_of(inl);
+    const core::Labels in = core::Labels::interned(items);
+    CAPTURE(inl.to_string().substr(0, 80));
+    CHECK(in.is_interned());
+    CHECK_FALSE(inl.is_interned());
+    CHECK(in == inl);
+    CHECK(inl == in);
+    CHECK(in.size() == inl.size());
+    CHECK(items_of(in) == items);
+    CHECK(in.content_hash() == inl.content_hash());
+    CHECK(in.hash_without_name() == inl.hash_without_name());
+    CHECK(in.to_string() == inl.to_string());
+    for (const auto& l : items) CHECK(in.get(l.name) == std::optional<std::string_view>(l.value));
+    CHECK_FALSE(in.get("not-there"));
+    for (const auto style : {JsonEscape::qtpl, JsonEscape::go}) {
+      for (const bool names : {false, true}) CHECK(vj(in, style, names) == vj(inl, style, names));
+    }
+    // The same set interned twice: equal, and the very same pairs.
+    const core::Labels again = core::Labels::interned(items);
+    CHECK_FALSE(again.shares_block_with(in));
+    CHECK(again == in);
+    core::LabelsBuilder b;
+    b.reset(in);
+    CHECK(b.equals(inl));
+  }
+  // Different sets stay different across the forms.
+  const core::Labels a = core::Labels::interned(items_of(sets[0]));
+  const core::Labels b = core::Labels::interned(
+      items_of(core::Labels{{"__name__", "up"}, {"instance", "a:9101"}, {"job", "node"}}));
+  CHECK_FALSE(a == b);
+  CHECK(a.content_hash() != b.content_hash());
+  CHECK_FALSE(a == sets[1]);
+  CHECK(core::Labels::interned({}).empty());
+  CHECK_FALSE(core::Labels::interned({}).is_interned());
+  // 13 labels: pointers instead of text, offsets and punctuation.
+  std::vector<std::string> names;
+  for (int i = 0; i < 13; ++i) names.push_back("label_" + std::to_string(i));
+  core::LabelsBuilder lb;
+  for (const auto& n : names) lb.set(n, n);  // views: the strings outlive the builder
+  CHECK(lb.build_interned().block_bytes() == 16 + 8 + 13 * 8);
+  CHECK(lb.build().block_bytes() > 2 * lb.build_interned().block_bytes());
+}
+
+TEST_CASE("labels: interned pairs are shared, and freed with the last set holding them",
+          "[core][labels]") {
+  const auto base = core::Labels::intern_stats();
+  {
+    const core::Labels a = core::Labels::interned(
+        items_of(core::Labels{{"alertname", "HighLoad"}, {"instance", "h1"}, {"job", "node"}}));
+    const core::Labels b = core::Labels::interned(
+        items_of(core::Labels{{"alertname", "HighLoad"}, {"instance", "h2"}, {"job", "node"}}));
+    CHECK(core::Labels::intern_stats().pairs == base.pairs + 4);
+    CHECK(core::Labels::intern_stats().bytes > base.bytes);
+    // A change keeps the form; the old set still reads its own values.
+    core::Labels c = a;
+    c.set("instance", "h3");
+    CHECK(c.is_interned());
+    CHECK(c.get("instance") == "h3");
+    CHECK(a.get("instance") == "h1");
+    CHECK(core::Labels::intern_stats().pairs == base.pairs + 5);
+    CHECK(c.erase("job"));
+    CHECK(c.is_interned());
+    CHECK(c == core::Labels{{"alertname", "HighLoad"}, {"instance", "h3"}});
+    // Copies share the block, not just the pairs.
+    const core::Labels d = b;  // NOLINT(performance-unnecessary-copy-initialization)
+    CHECK(d.shares_block_with(b));
+  }
+  CHECK(core::Labels::intern_stats().pairs == base.pairs);
+  CHECK(core::Labels::intern_stats().bytes <= base.bytes + 16 * 64 * sizeof(void*));
+}
+
+TEST_CASE("labels: sets interned and dropped on several threads at once", "[core][labels]") {
+  // A small vocabulary so threads keep finding, adding and freeing the same pairs; TSan and
+  // ASan builds check the locking and the counts.
+  const auto base = core::Labels::intern_stats();
+  auto work = [](unsigned seed) {
+    std::mt19937 rng(seed);
+    std::vector<core::Labels> kept(16);
+    for (int step = 0; step < 4000; ++step) {
+      // The builder keeps views: the values live in `values` until build.
+      const std::string values[] = {"A" + std::to_string(rng() % 3), "i" + std::to_string(rng() % 5),
+                                    "j" + std::to_string(rng() % 2)};
+      core::LabelsBuilder b;
+      b.set("alertname", values[0]);
+      b.set("instance", values[1]);
+      if (rng() % 2 == 0) b.set("job", values[2]);
+      core::Labels ls = b.build_interned();
+      REQUIRE(ls == b.build());
+      REQUIRE(ls.content_hash() == b.build().content_hash());
+      kept[rng() % kept.size()] = std::move(ls);
+    }
+  };
+  std::vector<std::thread> threads;
+  for (unsigned t = 0; t < 4; ++t) threads.emplace_back(work, t + 1);
+  for (auto& t : threads) t.join();
+  CHECK(core::Labels::intern_stats().pairs == base.pairs);
 }
