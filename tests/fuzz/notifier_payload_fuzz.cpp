@@ -1,6 +1,7 @@
 // notifier_payload_fuzz: the Alertmanager payload encoder must always write valid JSON in valid
 // UTF-8 (invalid input bytes become U+FFFD), and strings that are valid UTF-8 must decode back
-// to themselves. The input is split at 0xFF bytes into label names, values and annotations.
+// to themselves, and a label set gives the same bytes in its inline and interned forms. The
+// input is split at 0xFF bytes into label names, values and annotations.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -77,6 +78,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   core::LabelsBuilder b;
   for (size_t i = 1; i + 1 < parts.size(); i += 2) b.set(parts[i], parts[i + 1]);
   a.labels = b.build();
+  // Alerts keep their labels interned (rules/): the same set, hashes and payload bytes.
+  const core::Labels interned = b.build_interned();
+  check(interned == a.labels && a.labels == interned);
+  check(interned.content_hash() == a.labels.content_hash());
+  check(interned.hash_without_name() == a.labels.hash_without_name());
   b.reset();
   for (size_t i = 2; i + 1 < parts.size(); i += 2) b.set(parts[i], parts[i + 1]);
   a.annotations = b.build();
@@ -91,6 +97,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string from_fragments;
   notifier::encode_alerts(std::span<const notifier::Alert>(&built, 1), from_fragments);
   check(from_fragments == out);
+  notifier::Alert with_interned = a;
+  with_interned.labels = interned;
+  std::string from_interned;
+  notifier::encode_alerts(std::span<const notifier::Alert>(&with_interned, 1), from_interned);
+  check(from_interned == out);
 
   rapidjson::Document doc;
   doc.Parse<rapidjson::kParseValidateEncodingFlag>(out.data(), out.size());
