@@ -150,49 +150,77 @@ Labels Labels::from_sorted(std::span<const Label> items) {
 // Pairs by (name, value): 16 shards (a pair's hash picks one), each a chained hash table under
 // its own mutex. A pair's count changes only when an interned block is built (under the lock)
 // or destroyed: above 1 without the lock, from 1 to 0 under it, with the unlinking, so a lookup
-// never finds a pair being freed and a freed pair is never counted down again.
+// never finds a pair being freed and a freed pair is never counted down again. Indices are
+// handed out and taken back under one more mutex, always taken after a shard's.
 struct Labels::InternTable {
   static constexpr size_t kShards = 16;
   static constexpr size_t kMinBuckets = 64;
   struct Shard {
     std::mutex mu;
-    std::vector<Pair*> buckets = std::vector<Pair*>(kMinBuckets, nullptr);
+    std::vector<uint32_t> buckets = std::vector<uint32_t>(kMinBuckets, 0);
     size_t count = 0;
     size_t bytes = 0;
 
     void rehash(size_t n) {
-      std::vector<Pair*> next(n, nullptr);
-      for (Pair* head : buckets) {
-        while (head != nullptr) {
-          Pair* p = head;
+      std::vector<uint32_t> next(n, 0);
+      for (uint32_t head : buckets) {
+        while (head != 0) {
+          Pair* p = pair_at(head);
           head = p->next;
-          Pair*& slot = next[p->hash & (n - 1)];
+          uint32_t& slot = next[p->hash & (n - 1)];
           p->next = slot;
-          slot = p;
+          slot = p->index;
         }
       }
       buckets.swap(next);
     }
   };
   Shard shards[kShards];
+  std::mutex index_mu;
+  std::vector<uint32_t> free_indices;
+  uint32_t next_index = 1;
 
   static InternTable& get() {
     static auto* table = new InternTable;  // never destroyed: blocks may outlive static exit
     return *table;
   }
   Shard& shard(uint64_t hash) { return shards[hash >> 60]; }
+
+  uint32_t add_index(Pair* p) {
+    const std::lock_guard lock(index_mu);
+    uint32_t index = 0;
+    if (!free_indices.empty()) {
+      index = free_indices.back();
+      free_indices.pop_back();
+    } else {
+      if (next_index >> kPairChunkBits >= kPairChunks) throw std::length_error("interned labels");
+      index = next_index++;
+      Pair**& chunk = pair_chunks_[index >> kPairChunkBits];
+      if (chunk == nullptr) chunk = new Pair*[size_t{1} << kPairChunkBits]();  // kept for good
+    }
+    pair_chunks_[index >> kPairChunkBits][index & ((1u << kPairChunkBits) - 1)] = p;
+    return index;
+  }
+  void drop_index(uint32_t index) {
+    const std::lock_guard lock(index_mu);
+    pair_chunks_[index >> kPairChunkBits][index & ((1u << kPairChunkBits) - 1)] = nullptr;
+    free_indices.push_back(index);
+  }
 };
 
-const Labels::Pair* Labels::intern_pair(Label l) {
+uint32_t Labels::intern_pair(Label l) {
   const uint64_t hash = mix64(std::hash<std::string_view>{}(l.name) ^
                               (std::hash<std::string_view>{}(l.value) * 0x9E3779B97F4A7C15ULL));
-  auto& sh = InternTable::get().shard(hash);
+  auto& table = InternTable::get();
+  auto& sh = table.shard(hash);
   const std::lock_guard lock(sh.mu);
-  for (Pair* p = sh.buckets[hash & (sh.buckets.size() - 1)]; p != nullptr; p = p->next) {
+  for (uint32_t i = sh.buckets[hash & (sh.buckets.size() - 1)]; i != 0;) {
+    Pair* p = pair_at(i);
     if (p->hash == hash && p->label() == l) {
       p->refs.fetch_add(1, std::memory_order_relaxed);
-      return p;
+      return i;
     }
+    i = p->next;
   }
   const size_t len = l.name.size() + l.value.size() + 5;
   void* mem = ::operator new(sizeof(Pair) + len);
@@ -211,17 +239,23 @@ const Labels::Pair* Labels::intern_pair(Label l) {
   if (!l.value.empty()) std::memcpy(w, l.value.data(), l.value.size());
   w += l.value.size();
   *w = '"';
-  if (sh.count >= sh.buckets.size()) sh.rehash(sh.buckets.size() * 2);
-  Pair*& slot = sh.buckets[hash & (sh.buckets.size() - 1)];
+  try {
+    if (sh.count >= sh.buckets.size()) sh.rehash(sh.buckets.size() * 2);
+    p->index = table.add_index(p);
+  } catch (...) {
+    ::operator delete(p);
+    throw;
+  }
+  uint32_t& slot = sh.buckets[hash & (sh.buckets.size() - 1)];
   p->next = slot;
-  slot = p;
+  slot = p->index;
   ++sh.count;
   sh.bytes += sizeof(Pair) + len;
-  return p;
+  return p->index;
 }
 
-void Labels::release_pair(const Pair* cp) {
-  auto* p = const_cast<Pair*>(cp);
+void Labels::release_pair(uint32_t index) {
+  Pair* p = pair_at(index);
   uint32_t refs = p->refs.load(std::memory_order_relaxed);
   while (refs > 1) {
     if (p->refs.compare_exchange_weak(refs, refs - 1, std::memory_order_acq_rel,
@@ -229,18 +263,20 @@ void Labels::release_pair(const Pair* cp) {
       return;
     }
   }
-  auto& sh = InternTable::get().shard(p->hash);
+  auto& table = InternTable::get();
+  auto& sh = table.shard(p->hash);
   const std::lock_guard lock(sh.mu);
   if (p->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;  // interned again meanwhile
-  for (Pair** link = &sh.buckets[p->hash & (sh.buckets.size() - 1)]; *link != nullptr;
-       link = &(*link)->next) {
-    if (*link == p) {
+  for (uint32_t* link = &sh.buckets[p->hash & (sh.buckets.size() - 1)]; *link != 0;
+       link = &pair_at(*link)->next) {
+    if (*link == index) {
       *link = p->next;
       break;
     }
   }
   --sh.count;
   sh.bytes -= sizeof(Pair) + p->json_len();
+  table.drop_index(index);
   ::operator delete(p);
   // Give a burst's buckets back once most of its pairs are gone.
   if (sh.buckets.size() > InternTable::kMinBuckets && sh.count * 8 < sh.buckets.size()) {
@@ -250,8 +286,8 @@ void Labels::release_pair(const Pair* cp) {
 
 void Labels::destroy(Block* b) {
   if (b->interned()) {
-    const Pair* const* pairs = b->pairs();
-    for (uint32_t i = 0; i < b->size; ++i) release_pair(pairs[i]);
+    const uint32_t* indices = b->pair_indices();
+    for (uint32_t i = 0; i < b->size; ++i) release_pair(indices[i]);
   }
   ::operator delete(b);
 }
@@ -268,22 +304,22 @@ Labels Labels::interned(std::span<const Label> items) {
   const uint64_t hash = inline_hash(scratch, items.size());
   if (scratch.capacity() > 64 * 1024) std::string().swap(scratch);
 
-  const size_t bytes = sizeof(Block) + sizeof(uint64_t) + items.size() * sizeof(Pair*);
+  const size_t bytes = sizeof(Block) + sizeof(uint64_t) + items.size() * sizeof(uint32_t);
   void* mem = ::operator new(bytes);
   auto* b = new (mem) Block{};
   b->refs.store(1, std::memory_order_relaxed);
   b->chars = static_cast<uint32_t>(chars);
   std::memcpy(reinterpret_cast<char*>(b + 1), &hash, sizeof hash);
-  auto** pairs = reinterpret_cast<const Pair**>(reinterpret_cast<uint64_t*>(b + 1) + 1);
+  auto* indices = reinterpret_cast<uint32_t*>(reinterpret_cast<uint64_t*>(b + 1) + 1);
   uint32_t flags = Block::kQtplVerbatim | Block::kGoVerbatim | Block::kAlertNames;
   try {
     for (const Label l : items) {
-      pairs[b->size] = intern_pair(l);
-      flags &= pairs[b->size]->json_flags;
+      indices[b->size] = intern_pair(l);
+      flags &= pair_at(indices[b->size])->json_flags;
       ++b->size;
     }
   } catch (...) {
-    for (uint32_t i = 0; i < b->size; ++i) release_pair(pairs[i]);
+    for (uint32_t i = 0; i < b->size; ++i) release_pair(indices[i]);
     ::operator delete(b);
     throw;
   }
@@ -296,8 +332,13 @@ Labels::InternStats Labels::intern_stats() {
   for (auto& sh : InternTable::get().shards) {
     const std::lock_guard lock(sh.mu);
     st.pairs += sh.count;
-    st.bytes += sh.bytes + sh.buckets.capacity() * sizeof(Pair*);
+    st.bytes += sh.bytes + sh.buckets.capacity() * sizeof(uint32_t);
   }
+  auto& table = InternTable::get();
+  const std::lock_guard lock(table.index_mu);
+  const size_t chunks = ((table.next_index - 1) >> kPairChunkBits) + 1;
+  st.bytes += chunks * (sizeof(Pair*) << kPairChunkBits) +
+              table.free_indices.capacity() * sizeof(uint32_t);
   return st;
 }
 
@@ -418,10 +459,11 @@ bool Labels::append_verbatim_json(std::string& out, JsonEscape style, bool alert
     out.append(b_->data(), b_->chars);
   } else {
     out.reserve(out.size() + b_->chars);
-    const Pair* const* pairs = b_->pairs();
+    const uint32_t* indices = b_->pair_indices();
     for (uint32_t i = 0; i < b_->size; ++i) {
+      const Pair* p = pair_at(indices[i]);
       out += i == 0 ? '{' : ',';
-      out.append(pairs[i]->json(), pairs[i]->json_len());
+      out.append(p->json(), p->json_len());
     }
     out += '}';
   }
@@ -430,7 +472,7 @@ bool Labels::append_verbatim_json(std::string& out, JsonEscape style, bool alert
 
 size_t Labels::block_bytes() const {
   if (b_ == nullptr) return 0;
-  if (b_->interned()) return sizeof(Block) + sizeof(uint64_t) + b_->size * sizeof(Pair*);
+  if (b_->interned()) return sizeof(Block) + sizeof(uint64_t) + b_->size * sizeof(uint32_t);
   return sizeof(Block) + Block::offset_bytes(b_->size, b_->chars) + b_->chars;
 }
 
@@ -441,8 +483,9 @@ bool operator==(const Labels& a, const Labels& b) {
   const bool ai = a.b_->interned();
   const bool bi = b.b_->interned();
   if (ai && bi) {
-    // One pair per (name, value): the same pointers <=> the same labels.
-    return std::memcmp(a.b_->pairs(), b.b_->pairs(), a.size() * sizeof(void*)) == 0;
+    // One pair per (name, value): the same indices <=> the same labels.
+    return std::memcmp(a.b_->pair_indices(), b.b_->pair_indices(), a.size() * sizeof(uint32_t)) ==
+           0;
   }
   if (ai || bi) return std::equal(a.begin(), a.end(), b.begin());
   // Same offsets and same chars <=> same labels.

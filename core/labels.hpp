@@ -13,11 +13,11 @@
 //   its own JSON: the Alertmanager payload and the API copy it instead of keeping a second copy
 //   per alert (append_verbatim_json). For sets that live a round or hold values of their own
 //   (annotations, a series' labels while templates read them).
-// - interned (Labels::interned, LabelsBuilder::build_interned): a header and one pointer per
-//   label to a process-wide, reference-counted `"name":"value"` pair, so alerts that share a
-//   label (alertname, job, region, one instance across many rules...) share its bytes: 8 bytes a
-//   label instead of its text plus 10 of offsets and punctuation. For alerts' labels, built
-//   once per alert and kept for its life. A pair is freed with the last set holding it.
+// - interned (Labels::interned, LabelsBuilder::build_interned): a header and, per label, the
+//   4-byte number of a process-wide, reference-counted `"name":"value"` pair, so alerts that
+//   share a label (alertname, job, region, one instance across many rules...) share its bytes:
+//   4 bytes a label instead of its text plus 10 of offsets and punctuation. For alerts' labels,
+//   built once per alert and kept for its life. A pair is freed with the last set holding it.
 // Build a set in one step with Labels::from or a LabelsBuilder when it has more than a label or
 // two. A Label is a pair of views into the block or its pairs: valid while some Labels holds
 // that block.
@@ -174,8 +174,19 @@ class Labels {
   explicit Labels(Block* b) : b_(b) {}
   // Frees a block whose count reached zero, releasing its pairs when interned.
   static void destroy(Block* b);
-  static const Pair* intern_pair(Label l);
-  static void release_pair(const Pair* p);
+  // Interns `l`: its pair's index, counted once more.
+  static uint32_t intern_pair(Label l);
+  static void release_pair(uint32_t index);
+  // The pair index: an interned block names its pairs by 4-byte numbers (a pointer would be 8
+  // bytes a label). Chunks of 4,096 slots, allocated when a number is first used and kept;
+  // number 0 is never a pair. A block is published to other threads only after its pairs'
+  // slots are written, and a slot is reused only after its pair is freed, so reads take no lock.
+  static constexpr uint32_t kPairChunkBits = 12;
+  static constexpr uint32_t kPairChunks = 1u << 16;
+  inline static Pair** pair_chunks_[kPairChunks] = {};
+  [[nodiscard]] static Pair* pair_at(uint32_t index) {
+    return pair_chunks_[index >> kPairChunkBits][index & ((1u << kPairChunkBits) - 1)];
+  }
   Block* b_ = nullptr;
 };
 
@@ -210,14 +221,16 @@ class LabelsBuilder {
 };
 
 // An interned pair: its count (the interned blocks holding it), the lengths, its verbatim-JSON
-// bits (Block's), its table hash and chain, then the chars "name":"value".
+// bits (Block's), its table hash, its index and the next pair of its hash chain (by index, 0
+// for none), then the chars "name":"value".
 struct Labels::Pair {
   std::atomic<uint32_t> refs;
   uint32_t name_len;
   uint32_t value_len;
   uint32_t json_flags;
   uint64_t hash;
-  Pair* next;
+  uint32_t index;
+  uint32_t next;
 
   [[nodiscard]] const char* json() const { return reinterpret_cast<const char*>(this + 1); }
   [[nodiscard]] size_t json_len() const { return size_t{name_len} + value_len + 5; }
@@ -232,8 +245,8 @@ struct Labels::Pair {
 // never escaped). Name i ends 3 bytes (`":"`) before value i starts; value i ends 3 bytes
 // (`","`) before name i+1 starts, the last one 2 bytes (`"}`) before `chars`. Offsets are 2
 // bytes each when the chars fit in 64 KB (every real set: 52 bytes less for 13 labels), else 4.
-// Interned form (kInterned): header, the set's content_hash, then `size` Pair pointers; `chars`
-// is what the inline form's chars would be.
+// Interned form (kInterned): header, the set's content_hash, then `size` 4-byte pair indices;
+// `chars` is what the inline form's chars would be.
 struct Labels::Block {
   std::atomic<uint32_t> refs;
   uint32_t size;
@@ -267,11 +280,11 @@ struct Labels::Block {
   [[nodiscard]] uint64_t stored_hash() const {
     return *reinterpret_cast<const uint64_t*>(this + 1);
   }
-  [[nodiscard]] const Pair* const* pairs() const {
-    return reinterpret_cast<const Pair* const*>(reinterpret_cast<const uint64_t*>(this + 1) + 1);
+  [[nodiscard]] const uint32_t* pair_indices() const {
+    return reinterpret_cast<const uint32_t*>(reinterpret_cast<const uint64_t*>(this + 1) + 1);
   }
   [[nodiscard]] Label at(uint32_t i) const {
-    if (interned()) return pairs()[i]->label();
+    if (interned()) return pair_at(pair_indices()[i])->label();
     const uint32_t name = off(2 * i);
     const uint32_t value = off(2 * i + 1);
     const uint32_t end = (i + 1 < size ? off(2 * i + 2) : chars + 1) - 3;

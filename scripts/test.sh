@@ -43,12 +43,12 @@ fi
 if [ "${SKIP_TSAN:-0}" != 1 ]; then
   # ThreadSanitizer: the daemon's threads (evaluation loop, HTTP server, per-group query
   # workers, reload, state writer) under the unit tests and the daemon integration tests that
-  # reload, restart and survive outages.
+  # reload, restart and survive outages; core's for the label sets' shared pairs.
   echo "== ThreadSanitizer build, unit tests and daemon tests" >&2
-  BUILD_DIR=build-tsan BUILD_TYPE=RelWithDebInfo TARGETS="alertd unit_app unit_net unit_rules" \
+  BUILD_DIR=build-tsan BUILD_TYPE=RelWithDebInfo TARGETS="alertd unit_app unit_core unit_net unit_rules" \
     ./scripts/build.sh -DALERTD_TSAN=ON -DALERTD_BENCH=OFF -DALERTD_WERROR=ON
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
-    run_ctest build-tsan --output-on-failure -R '^(app|net|rules):|integration\.(e2e|reload|state|outage)'
+    run_ctest build-tsan --output-on-failure -R '^(app|core|net|rules):|integration\.(e2e|reload|state|outage)'
 fi
 
 if [ "${SKIP_FUZZ:-0}" != 1 ] && [ -x scripts/fuzz.sh ]; then
