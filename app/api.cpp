@@ -20,7 +20,7 @@ namespace {
 // ---- JSON pieces -------------------------------------------------------------------------
 
 void append_labels(std::string& out, const core::Labels& labels) {
-  // Nearly every set needs no escaping: its block is already Go's JSON for it.
+  // Nearly every set needs no escaping: its block (or its interned pairs) is already Go's JSON.
   if (labels.append_verbatim_json(out, core::JsonEscape::go, false)) return;
   out += '{';
   bool first = true;

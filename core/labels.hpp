@@ -157,7 +157,6 @@ class Labels {
   bool append_verbatim_json(std::string& out, JsonEscape style, bool alert_names) const;
   // Heap bytes of the block (0 when empty), for memory accounting in tests and benchmarks; an
   // interned block's pairs are shared and not counted here (see intern_stats).
-  // Heap bytes of the block (0 when empty), for memory accounting in tests and benchmarks.
   [[nodiscard]] size_t block_bytes() const;
 
   // The process's interned pairs: how many are alive and the heap bytes they hold.
