@@ -61,22 +61,34 @@ struct Command {
   std::vector<Arg> args;
 };
 
+// A variable a pipeline declares or assigns: its slot (-1: undefined) and name.
+struct Decl {
+  int slot = -1;
+  std::string name;
+};
+
 struct Pipe {
   uint32_t pos = 0;
   bool is_assign = false;
-  std::vector<int> decl_slots;      // slot per declared/assigned variable (-1: undefined)
-  std::vector<std::string> decl_names;
-  std::vector<uint32_t> decl_pos;
+  std::vector<Decl> decls;  // one vector, not one per field: most pipes declare nothing
   std::vector<Command> cmds;
 };
 
 enum class NodeType : uint8_t { text, action, if_, range, with, template_, break_, continue_ };
+
+struct Branches;
 
 struct Node {
   NodeType type = NodeType::text;
   uint32_t pos = 0;
   std::string text;                 // text, template name
   std::unique_ptr<Pipe> pipe;
+  // if, range, with only. Text and action nodes (nearly all of a real template) carry no lists:
+  // 56 bytes a node instead of 104, in every rule's parsed annotations.
+  std::unique_ptr<Branches> branches;
+};
+
+struct Branches {
   std::vector<Node> list;
   std::vector<Node> else_list;
   bool has_else = false;

@@ -595,7 +595,7 @@ class State {
         case NodeType::action: {
           at(n);
           Value v = eval_pipeline(dot, n.pipe.get());
-          if (n.pipe->decl_slots.empty()) {
+          if (n.pipe->decls.empty()) {
             at(n);
             print(v);
             check_size();
@@ -659,22 +659,22 @@ class State {
     at(n);
     Value val = eval_pipeline(dot, n.pipe.get());
     if (truth(val)) {
-      if (n.type == NodeType::with) return walk(val, n.list);
-      return walk(dot, n.list);
+      if (n.type == NodeType::with) return walk(val, n.branches->list);
+      return walk(dot, n.branches->list);
     }
-    if (n.has_else) return walk(dot, n.else_list);
+    if (n.branches->has_else) return walk(dot, n.branches->else_list);
     return Flow::normal;
   }
 
   void walk_range(const Value& dot, const Node& n) {
     at(n);
     Value val = eval_pipeline(dot, n.pipe.get());
-    const auto& decls = n.pipe->decl_slots;
+    const auto& decls = n.pipe->decls;
     auto one = [&](Value index, Value elem) -> bool {
       spend(1, Ctx{CtxKind::node, &n, n.pos});
-      if (!decls.empty() && decls.back() >= 0) set_var(decls.back(), elem);
-      if (decls.size() > 1 && decls[0] >= 0) set_var(decls[0], std::move(index));
-      return walk(elem, n.list) == Flow::brk;
+      if (!decls.empty() && decls.back().slot >= 0) set_var(decls.back().slot, elem);
+      if (decls.size() > 1 && decls[0].slot >= 0) set_var(decls[0].slot, std::move(index));
+      return walk(elem, n.branches->list) == Flow::brk;
     };
     bool ran = false;
     switch (val.kind) {
@@ -718,7 +718,7 @@ class State {
       case Kind::nil: break;
       default: at(n); errorf("range can't iterate over " + sprint_v(val));
     }
-    if (!ran && n.has_else) walk(dot, n.else_list);
+    if (!ran && n.branches->has_else) walk(dot, n.branches->else_list);
   }
 
   const Tree* lookup_tree(std::string_view name) const {
@@ -763,10 +763,9 @@ class State {
       value = std::move(next);
       has = true;
     }
-    for (size_t i = 0; i < pipe->decl_slots.size(); ++i) {
-      const int slot = pipe->decl_slots[i];
-      if (slot < 0) errorf("undefined variable: " + pipe->decl_names[i]);
-      set_var(slot, value);
+    for (const Decl& d : pipe->decls) {
+      if (d.slot < 0) errorf("undefined variable: " + d.name);
+      set_var(d.slot, value);
     }
     return value;
   }

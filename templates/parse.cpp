@@ -820,24 +820,26 @@ class Parser {
     n.type = type;
     n.pipe = pipeline(context, It::right_delim);
     n.pos = n.pipe->pos;
+    n.branches = std::make_unique<Branches>();
+    Branches& br = *n.branches;
     if (type == NodeType::range) ++scope_->range_depth;
-    const int r = item_list(n.list);
+    const int r = item_list(br.list);
     if (type == NodeType::range) --scope_->range_depth;
     if (r == 2) {
-      n.has_else = true;
+      br.has_else = true;
       const It chain = else_chain_;
       if ((chain == It::if_ && type == NodeType::if_) || (chain == It::with && type == NodeType::with)) {
         next_non_space();  // the if/with keyword
         Node inner;
         control(inner, type, context);
-        n.else_list.push_back(std::move(inner));
+        br.else_list.push_back(std::move(inner));
       } else {
         if (chain != It::eof) {
           // {{else if}} inside range/with, {{else with}} inside if/range: Go takes the "else",
           // then meets the keyword where it expects text or an action.
           unexpected(peek_non_space(), "input");
         }
-        const int r2 = item_list(n.else_list);
+        const int r2 = item_list(br.else_list);
         if (r2 != 1) errorf("expected end; found {{else}}");
       }
     }
@@ -939,17 +941,14 @@ class Parser {
       if (nx.type == It::assign || nx.type == It::declare) {
         pipe->is_assign = nx.type == It::assign;
         next_non_space();
-        pipe->decl_names.emplace_back(v.val);
-        pipe->decl_pos.push_back(v.pos);
-        pipe->decl_slots.push_back(declare_var(std::string(v.val), pipe->is_assign));
+        pipe->decls.push_back(Decl{declare_var(std::string(v.val), pipe->is_assign),
+                                   std::string(v.val)});
         break;
       }
       if (nx.type == It::chr && nx.val == ",") {
         next_non_space();
-        pipe->decl_names.emplace_back(v.val);
-        pipe->decl_pos.push_back(v.pos);
-        pipe->decl_slots.push_back(declare_var(std::string(v.val), false));
-        if (context == "range" && pipe->decl_names.size() < 2) {
+        pipe->decls.push_back(Decl{declare_var(std::string(v.val), false), std::string(v.val)});
+        if (context == "range" && pipe->decls.size() < 2) {
           const It t = peek_non_space().type;
           if (t == It::variable || t == It::right_delim || t == It::right_paren) continue;
           errorf("range can only initialize variables");
@@ -1270,10 +1269,10 @@ std::string to_string(const Command& c) {
 
 std::string to_string(const Pipe& p) {
   std::string s;
-  if (!p.decl_names.empty()) {
-    for (size_t i = 0; i < p.decl_names.size(); ++i) {
+  if (!p.decls.empty()) {
+    for (size_t i = 0; i < p.decls.size(); ++i) {
       if (i > 0) s += ", ";
-      s += p.decl_names[i];
+      s += p.decls[i].name;
     }
     s += " := ";
   }

@@ -146,9 +146,7 @@ void compact(tmpl::Arg& a) {
   if (a.base) compact(*a.base);
 }
 void compact(tmpl::Pipe& p) {
-  p.decl_slots.shrink_to_fit();
-  p.decl_names.shrink_to_fit();
-  p.decl_pos.shrink_to_fit();
+  p.decls.shrink_to_fit();
   p.cmds.shrink_to_fit();
   for (auto& c : p.cmds) {
     c.args.shrink_to_fit();
@@ -159,8 +157,10 @@ void compact(std::vector<tmpl::Node>& nodes) {
   nodes.shrink_to_fit();
   for (auto& n : nodes) {
     if (n.pipe) compact(*n.pipe);
-    compact(n.list);
-    compact(n.else_list);
+    if (n.branches) {
+      compact(n.branches->list);
+      compact(n.branches->else_list);
+    }
   }
 }
 
@@ -183,7 +183,7 @@ void find_labels_only(TemplateImpl& impl) {
     }
     if (n.type != tmpl::NodeType::action || !n.pipe) return;
     const tmpl::Pipe& p = *n.pipe;
-    if (p.is_assign || !p.decl_slots.empty() || p.cmds.size() != 1 ||
+    if (p.is_assign || !p.decls.empty() || p.cmds.size() != 1 ||
         p.cmds[0].args.size() != 1) {
       return;
     }
