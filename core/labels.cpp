@@ -44,6 +44,19 @@ size_t inline_chars(std::span<const Label> items) {
   return chars;
 }
 
+// Writes `"name":"value"` (as they are, never escaped) at `w`; returns the end.
+char* put_json_pair(char* w, Label l) {
+  *w++ = '"';
+  if (!l.name.empty()) std::memcpy(w, l.name.data(), l.name.size());
+  w += l.name.size();
+  std::memcpy(w, "\":\"", 3);
+  w += 3;
+  if (!l.value.empty()) std::memcpy(w, l.value.data(), l.value.size());
+  w += l.value.size();
+  *w++ = '"';
+  return w;
+}
+
 // Writes the inline form's offsets (`offset_bytes` of them, 2 or 4 bytes each), then its chars,
 // at `dst`.
 void write_inline(char* dst, std::span<const Label> items, [[maybe_unused]] size_t chars,
@@ -63,16 +76,10 @@ void write_inline(char* dst, std::span<const Label> items, [[maybe_unused]] size
   for (size_t i = 0; i < items.size(); ++i) {
     const auto& l = items[i];
     *w++ = i == 0 ? '{' : ',';
-    *w++ = '"';
-    set_off(2 * i, static_cast<size_t>(w - data));
-    if (!l.name.empty()) std::memcpy(w, l.name.data(), l.name.size());
-    w += l.name.size();
-    std::memcpy(w, "\":\"", 3);
-    w += 3;
-    set_off(2 * i + 1, static_cast<size_t>(w - data));
-    if (!l.value.empty()) std::memcpy(w, l.value.data(), l.value.size());
-    w += l.value.size();
-    *w++ = '"';
+    const auto at = static_cast<size_t>(w - data);
+    set_off(2 * i, at + 1);                      // after the opening quote
+    set_off(2 * i + 1, at + 4 + l.name.size());  // after `":"`
+    w = put_json_pair(w, l);
   }
   *w++ = '}';
   assert(static_cast<size_t>(w - data) == chars);
@@ -230,15 +237,7 @@ uint32_t Labels::intern_pair(Label l) {
   p->value_len = static_cast<uint32_t>(l.value.size());
   p->json_flags = json_bits(l);
   p->hash = hash;
-  char* w = reinterpret_cast<char*>(p + 1);
-  *w++ = '"';
-  if (!l.name.empty()) std::memcpy(w, l.name.data(), l.name.size());
-  w += l.name.size();
-  std::memcpy(w, "\":\"", 3);
-  w += 3;
-  if (!l.value.empty()) std::memcpy(w, l.value.data(), l.value.size());
-  w += l.value.size();
-  *w = '"';
+  put_json_pair(reinterpret_cast<char*>(p + 1), l);
   try {
     if (sh.count >= sh.buckets.size()) sh.rehash(sh.buckets.size() * 2);
     p->index = table.add_index(p);
