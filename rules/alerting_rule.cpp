@@ -681,6 +681,12 @@ size_t AlertingRule::restore_alerts(std::span<const Alert> alerts) {
     // The ID is the hash of the processed labels: recompute rather than trust the file.
     fresh.back().id = a.labels.hash_without_name();
     fresh.back().seen = false;
+    // Kept for the alert's life like a new alert's labels (apply): in the interned form, or a
+    // restart would hold every restored alert's labels inline (~5x the bytes) until it resolves.
+    if (!a.labels.is_interned()) {
+      const std::vector<core::Label> items(a.labels.begin(), a.labels.end());
+      fresh.back().labels = core::Labels::interned(items);
+    }
   }
   const size_t before = impl_->alerts.size();
   impl_->add_alerts(fresh);

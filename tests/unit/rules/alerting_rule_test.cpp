@@ -359,6 +359,8 @@ TEST_CASE("restore_alerts adds active alerts once, by the ID of their labels", "
     CHECK(a.id > prev);
     prev = a.id;
     CHECK(a.id == a.labels.hash_without_name());
+    // Kept in the interned form, as a new alert's labels are (the live "b" came from apply).
+    CHECK(a.labels.is_interned());
     if (a.labels.get("instance") == "a") CHECK(a.value == 0);
   }
   const uint64_t id_d = core::Labels{{"alertname", "HighLoad"}, {"instance", "d"}}.hash_without_name();
