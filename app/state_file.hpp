@@ -4,15 +4,17 @@
 //
 // After each round that changed a group's alerts, the scheduler hands the group to save(); a
 // writer thread writes the whole state (JSON) at most once per second: temp file, fsync, rename,
-// fsync of the folder, so the file is always either the old or the new state. read() is all or
-// nothing: a corrupt, truncated or foreign file is an error (reported, then ignored), never
-// half-applied. Alerts are matched back by group ID and rule ID, so rules that changed (their
+// fsync of the folder, so the file is always either the old or the new state. Both ways the JSON
+// streams through a 64 KiB buffer (a 100k-alert state is ~70 MB: holding it, or a DOM of it,
+// would be the daemon's largest allocation). read() is all or nothing: a corrupt, truncated or
+// foreign file is an error (reported, then ignored), never half-applied. Alerts are matched back by group ID and rule ID, so rules that changed (their
 // ID changed) or vanished get no state.
 #pragma once
 
 #include <condition_variable>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -24,8 +26,9 @@
 
 namespace app {
 
-// Group ID -> rule ID -> that rule's pending and firing alerts.
-using SavedState = std::map<uint64_t, std::map<uint64_t, std::vector<rules::Alert>>>;
+// Rule ID -> that rule's pending and firing alerts; group ID -> its rules'.
+using RuleAlerts = std::map<uint64_t, std::vector<rules::Alert>>;
+using SavedState = std::map<uint64_t, RuleAlerts>;
 
 // Where a scheduler reports its group's alert state (nullptr in SchedulerDeps: none kept).
 class StateSink {
@@ -60,14 +63,18 @@ class StateFile final : public StateSink {
   [[nodiscard]] std::string last_error() const;
 
  private:
+  // Group ID -> its alerts as last saved; a group's entry is replaced whole, never changed, so
+  // the writer reads a copy of these pointers outside the lock.
+  using Groups = std::map<uint64_t, std::shared_ptr<const RuleAlerts>>;
+
   void writer_loop();
-  core::Result<void> write_file(const std::string& text);
+  core::Result<void> write_file(const Groups& groups);
 
   std::string path_;
   std::mutex write_mu_;  // held by flush() around encode + write_file
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  SavedState state_;                       // guarded by mu_
+  Groups state_;                           // guarded by mu_
   std::map<uint64_t, uint64_t> digests_;   // group ID -> digest of its last saved state (loop)
   bool dirty_ = false;
   bool stop_ = false;

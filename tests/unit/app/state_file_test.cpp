@@ -4,9 +4,12 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <string>
 
 #include "core/limit_hits.hpp"
 #include "tests/fakes/fake_querier.hpp"
@@ -121,6 +124,94 @@ TEST_CASE("a corrupt, truncated or foreign state file is an error, never half-ap
   CHECK(r.error().message.find("unknown alert state") != std::string::npos);
 }
 
+TEST_CASE("the state file's keys may come in any order; unknown keys are skipped",
+          "[app][state]") {
+  // Ids after their lists, unknown keys with nested values at every level, labels out of order
+  // with a repeated name (the later wins, as in a map), NaN as the value.
+  const std::string text = R"({"groups":[{"x":{"a":[1,{"b":2}]},"rules":[
+      {"alerts":[{"end":0,"keep_firing_since":0,"extra":[[[]]],"labels":{"b":"2","a":"1","b":"3"},
+                  "annotations":{},"value":NaN,"active_at":1700000000000000000,"start":5,
+                  "last_sent":6,"state":"pending","restored":true}],"id":"9"}],
+      "id":"18446744073709551615"}],"version":1,"format":"alertd-state","more":{"k":"v"}})";
+  auto st = app::StateFile::decode(text);
+  REQUIRE(st);
+  REQUIRE(st->size() == 1);
+  const auto& alerts = st->at(UINT64_MAX).at(9);
+  REQUIRE(alerts.size() == 1);
+  const auto& a = alerts[0];
+  CHECK(a.state == rules::AlertState::pending);
+  CHECK(a.labels == core::Labels{{"a", "1"}, {"b", "3"}});
+  CHECK(a.id == a.labels.hash_without_name());
+  CHECK(std::isnan(a.value));
+  CHECK(a.restored);
+  CHECK(a.active_at == core::from_unix_ms(1'700'000'000'000));
+  CHECK(a.start == core::TimePoint{core::Duration{5}});
+  CHECK(a.last_sent == core::TimePoint{core::Duration{6}});
+
+  // An unknown key's value nested 100,000 deep is skipped without recursion.
+  const std::string deep = "{\"format\":\"alertd-state\",\"version\":1,\"groups\":[],\"x\":" +
+                           std::string(100'000, '[') + std::string(100'000, ']') + "}";
+  auto skipped = app::StateFile::decode(deep);
+  REQUIRE(skipped);
+  CHECK(skipped->empty());
+}
+
+TEST_CASE("each missing or mistyped field of a state file is named", "[app][state]") {
+  auto error_of = [](const std::string& groups) {
+    auto r = app::StateFile::decode(R"({"format":"alertd-state","version":1,"groups":)" +
+                                    groups + "}");
+    REQUIRE_FALSE(r);
+    return r.error().message;
+  };
+  const std::string times =
+      R"("active_at":1,"start":2,"last_sent":3,"end":4,"keep_firing_since":5)";
+  auto alert = [&](const std::string& fields) {
+    return R"([{"id":"1","rules":[{"id":"2","alerts":[{)" + fields + "}]}]}]";
+  };
+  const std::string good =
+      R"("state":"firing","value":1,"labels":{"a":"b"},"annotations":{},)" + times;
+  REQUIRE(app::StateFile::decode(R"({"format":"alertd-state","version":1,"groups":)" +
+                                 alert(good) + "}"));
+  CHECK(error_of("{}") == "no \"groups\" list");
+  CHECK(error_of("[1]") == "a group is not an object");
+  CHECK(error_of(R"([{"rules":[]}])") == "group without an \"id\"");
+  CHECK(error_of(R"([{"id":"1"}])") == "group without a \"rules\" list");
+  CHECK(error_of(R"([{"id":7,"rules":[]}])") == "group id is not a string");
+  CHECK(error_of(R"([{"id":"x","rules":[]}])") == "group id is not an ID");
+  CHECK(error_of(R"([{"id":"18446744073709551616","rules":[]}])") == "group id is not an ID");
+  CHECK(error_of(R"([{"id":"1","rules":[{"alerts":[]}]}])") == "rule without an \"id\"");
+  CHECK(error_of(R"([{"id":"1","rules":[{"id":"2"}]}])") == "rule without an \"alerts\" list");
+  CHECK(error_of(R"([{"id":"1","rules":[{"id":"2","alerts":{}}]}])") ==
+        "rule without an \"alerts\" list");
+  CHECK(error_of(R"([{"id":"1","rules":[{"id":"2","alerts":[3]}]}])") ==
+        "an alert is not an object");
+  CHECK(error_of(alert(R"("value":1,"labels":{},"annotations":{},)" + times)) ==
+        "alert without a state");
+  CHECK(error_of(alert(R"("state":{},"value":1)")) == "alert without a state");
+  CHECK(error_of(alert(R"("state":"firing","value":"1")")) == "alert without a value");
+  CHECK(error_of(alert(R"("state":"firing","value":1,"labels":[],)" + times)) ==
+        "alert field \"labels\" missing or not an object");
+  CHECK(error_of(alert(R"("state":"firing","value":1,"labels":{"a":1})")) ==
+        "a value in \"labels\" is not a string");
+  CHECK(error_of(alert(R"("state":"firing","value":1,"labels":{},"annotations":{"a":{}})")) ==
+        "a value in \"annotations\" is not a string");
+  CHECK(error_of(alert(R"("state":"firing","value":1,"labels":{},"annotations":{},"active_at":1.5)")) ==
+        "alert field \"active_at\" missing or not an integer");
+  CHECK(error_of(alert(R"("state":"firing","value":1,"labels":{},"annotations":{},"active_at":1)")) ==
+        "alert field \"start\" missing or not an integer");
+  CHECK(error_of(alert(good.substr(0, good.size() - std::string(",\"keep_firing_since\":5").size()))) ==
+        "alert field \"keep_firing_since\" missing or not an integer");
+  auto foreign = app::StateFile::decode(R"({"format":"other","groups":[]})");
+  REQUIRE_FALSE(foreign);
+  CHECK_THAT(foreign.error().message, Catch::Contains("not an alertd state file"));
+  auto top = app::StateFile::decode("[]");
+  REQUIRE_FALSE(top);
+  CHECK(top.error().message == "not an alertd state file");
+  auto bad_json = app::StateFile::decode(R"({"format":"alertd-state",)");
+  REQUIRE_FALSE(bad_json);
+  CHECK_THAT(bad_json.error().message, Catch::StartsWith("not valid JSON at byte "));
+}
+
 TEST_CASE("the state file is written atomically and read back", "[app][state]") {
   const auto path = temp_path("rw.json");
   std::filesystem::remove(path);
@@ -137,6 +228,14 @@ TEST_CASE("the state file is written atomically and read back", "[app][state]") 
     CHECK(file.writes() == 1);
   }
   CHECK_FALSE(std::filesystem::exists(path + ".tmp"));
+  // The file is streamed out; its bytes are encode()'s.
+  app::SavedState st;
+  st[g->id()][g->rule(0).id()] = g->rule(0).active_alerts();
+  {
+    std::ifstream in(path, std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK(text == app::StateFile::encode(st));
+  }
   auto back = app::StateFile::read(path);
   REQUIRE(back);
   CHECK(back->at(77).at(5).size() == 1);
@@ -147,6 +246,12 @@ TEST_CASE("the state file is written atomically and read back", "[app][state]") 
   REQUIRE_FALSE(truncated);
   CHECK(truncated.error().message.find(path) != std::string::npos);
   std::filesystem::remove(path);
+  // A folder where the file should be: named, not read.
+  std::filesystem::create_directory(path);
+  auto folder = app::StateFile::read(path);
+  std::filesystem::remove(path);
+  REQUIRE_FALSE(folder);
+  CHECK_THAT(folder.error().message, Catch::Contains("is a directory"));
 }
 
 TEST_CASE("a state file over its 256 MiB cap is refused unread and counted", "[app][state]") {
