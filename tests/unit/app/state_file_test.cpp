@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <random>
 #include <string>
 
 #include "core/limit_hits.hpp"
@@ -210,6 +211,46 @@ TEST_CASE("each missing or mistyped field of a state file is named", "[app][stat
   auto bad_json = app::StateFile::decode(R"({"format":"alertd-state",)");
   REQUIRE_FALSE(bad_json);
   CHECK_THAT(bad_json.error().message, Catch::StartsWith("not valid JSON at byte "));
+}
+
+TEST_CASE("a mangled state file is read whole or refused, never crashes the reader",
+          "[app][state]") {
+  auto g = firing_group();
+  app::SavedState st;
+  st[g->id()][g->rule(0).id()] = g->rule(0).active_alerts();
+  st[g->id() + 1][3] = g->rule(0).active_alerts();
+  const std::string good = app::StateFile::encode(st);
+  std::mt19937 rng(20261206);  // fixed: the same inputs every run
+  const std::string bytes = "{}[]\":,0-9.eE\\ntfu\x80\xff";
+  size_t accepted = 0;
+  for (int i = 0; i < 3000; ++i) {
+    std::string text = good;
+    const int edits = 1 + static_cast<int>(rng() % 4);
+    for (int e = 0; e < edits && !text.empty(); ++e) {
+      const size_t at = rng() % text.size();
+      switch (rng() % 4) {
+        case 0: text[at] = bytes[rng() % bytes.size()]; break;
+        case 1: text.erase(at, 1 + rng() % 8); break;
+        case 2: text.insert(at, 1, bytes[rng() % bytes.size()]); break;
+        default: text.resize(at); break;
+      }
+    }
+    auto r = app::StateFile::decode(text);
+    if (!r) {
+      CHECK_FALSE(r.error().message.empty());
+      continue;
+    }
+    ++accepted;
+    for (const auto& [gid, rules] : *r) {
+      for (const auto& [rid, alerts] : rules) {
+        for (const auto& a : alerts) {
+          CHECK(a.id == a.labels.hash_without_name());
+          CHECK(a.state != rules::AlertState::inactive);
+        }
+      }
+    }
+  }
+  CHECK(accepted < 3000);
 }
 
 TEST_CASE("the state file is written atomically and read back", "[app][state]") {
