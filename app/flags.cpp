@@ -155,7 +155,8 @@ const std::vector<FlagDef>& flag_defs() {
        DUR(rule_keep_firing_on_error)},
       {"state.path", Kind::string, "",
        "alertd: file keeping the state of pending and firing alerts across restarts, written "
-       "atomically after every round that changed it (empty = off).",
+       "atomically after every round that changed it, at most once a minute when only the "
+       "times of notifications changed (empty = off).",
        STR(state_path)},
       {"configCheckInterval", Kind::duration, "0s",
        "Re-read rule and template files this often and apply changes (0 = off).",

@@ -11,6 +11,7 @@
 // ID changed) or vanished get no state.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -40,7 +41,10 @@ class StateSink {
 
 class StateFile final : public StateSink {
  public:
-  explicit StateFile(std::string path);
+  // A group whose alerts changed only in when they were last sent is saved again after
+  // `refresh` (see digest() in state_file.cpp).
+  explicit StateFile(std::string path,
+                     std::chrono::steady_clock::duration refresh = std::chrono::seconds(60));
   ~StateFile() override;  // writes what is pending, then stops the writer
   StateFile(const StateFile&) = delete;
   StateFile& operator=(const StateFile&) = delete;
@@ -75,7 +79,12 @@ class StateFile final : public StateSink {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   Groups state_;                           // guarded by mu_
-  std::map<uint64_t, uint64_t> digests_;   // group ID -> digest of its last saved state (loop)
+  struct Saved {
+    uint64_t digest = 0;  // of the group's alerts when last saved
+    std::chrono::steady_clock::time_point at;
+  };
+  std::chrono::steady_clock::duration refresh_;
+  std::map<uint64_t, Saved> saved_;        // group ID -> its last save (loop thread)
   bool dirty_ = false;
   bool stop_ = false;
   uint64_t writes_ = 0;

@@ -123,7 +123,7 @@ class AlertingRule final : public Rule {
 
   // Alerts sorted by ID (pending, firing, and resolved ones within the 15m retention); valid
   // until the next apply, restore or close.
-  [[nodiscard]] std::span<const Alert> alerts() const;
+  [[nodiscard]] std::span<const Alert> alerts() const override;
   [[nodiscard]] const Alert* alert(uint64_t id) const;
   // firing if any alert fires, else pending if any is pending, else inactive.
   [[nodiscard]] AlertState state() const;

@@ -170,6 +170,9 @@ class Rule {
   // alerts, and putting them back into a rule that has none yet (start-up, before the first
   // round). An alert already present is left alone. Returns how many were taken.
   [[nodiscard]] virtual std::vector<Alert> active_alerts() const { return {}; }
+  // Every alert the rule holds, by ID, inactive ones kept for their resolve notification
+  // included; no copies. Empty for recording rules.
+  [[nodiscard]] virtual std::span<const Alert> alerts() const { return {}; }
   virtual size_t restore_alerts(std::span<const Alert> alerts) {
     (void)alerts;
     return 0;

@@ -295,6 +295,47 @@ TEST_CASE("the state file is written atomically and read back", "[app][state]") 
   CHECK_THAT(folder.error().message, Catch::Contains("is a directory"));
 }
 
+TEST_CASE("a round that only re-sent alerts is saved after the refresh, a new alert at once",
+          "[app][state]") {
+  const auto path = temp_path("refresh.json");
+  auto g = firing_group();
+  auto round = [&](int minute, std::vector<std::string> instances) {
+    std::vector<fakes::FakeSeries> series;
+    for (auto& i : instances) series.push_back({core::Labels{{"instance", i}}, 0.25});
+    const auto t = kT0 + std::chrono::minutes(minute);
+    (void)g->on_result(0, fakes::make_result(series), rules::RoundTimes{t, t, t}, {}, {});
+  };
+  {
+    app::StateFile file(path, std::chrono::hours(1));
+    file.save(*g);
+    file.flush();
+    REQUIRE(file.writes() == 1);
+    const auto sent = g->rule(0).active_alerts().at(0).last_sent;
+    round(6, {"a\"b\\n"});  // re-sent: only last_sent and end moved
+    REQUIRE(g->rule(0).active_alerts().at(0).last_sent > sent);
+    file.save(*g);
+    file.flush();
+    CHECK(file.writes() == 1);
+    round(7, {"a\"b\\n", "new"});  // a new (pending) alert: saved at once
+    file.save(*g);
+    file.flush();
+    CHECK(file.writes() == 2);
+  }
+  auto back = app::StateFile::read(path);
+  REQUIRE(back);
+  CHECK(back->at(77).at(5).size() == 2);
+  {
+    app::StateFile file(path, std::chrono::seconds(0));  // refresh at once
+    file.save(*g);
+    file.flush();
+    round(8, {"a\"b\\n", "new"});
+    file.save(*g);
+    file.flush();
+    CHECK(file.writes() == 2);
+  }
+  std::filesystem::remove(path);
+}
+
 TEST_CASE("a state file over its 256 MiB cap is refused unread and counted", "[app][state]") {
   const auto path = temp_path("huge.json");
   std::filesystem::remove(path);
