@@ -580,7 +580,8 @@ def main():
     for name in ("vmalert_alerts_sent_total", "vmalert_alerts_send_errors_total",
                  "vmalert_alerts_dropped_total", "vmalert_execution_errors_total",
                  "vmalert_execution_total", "vmalert_iteration_missed_total",
-                 "vmalert_config_last_reload_errors_total", "vmalert_alerts_fired_total"):
+                 "vmalert_config_last_reload_errors_total", "vmalert_alerts_fired_total",
+                 "alertd_interned_label_pairs", "alertd_interned_label_bytes"):
         try:
             metrics[name] = alertd.metric(name)
         except OSError:
