@@ -511,11 +511,12 @@ core::Result<SavedState> StateFile::read(const std::string& path) {
   }
   const std::unique_ptr<std::FILE, int (*)(std::FILE*)> closer(f, &std::fclose);
   struct stat st {};
-  if (::fstat(::fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-    const int e = errno;
-    return core::fail(core::Error{"cannot read state file " + path + ": " +
-                                      (S_ISDIR(st.st_mode) ? std::string("is a directory")
-                                                           : std::string(std::strerror(e))),
+  const bool stat_ok = ::fstat(::fileno(f), &st) == 0;
+  if (!stat_ok || !S_ISREG(st.st_mode)) {
+    const std::string why = !stat_ok               ? std::string(std::strerror(errno))
+                            : S_ISDIR(st.st_mode) ? std::string("is a directory")
+                                                  : std::string("not a regular file");
+    return core::fail(core::Error{"cannot read state file " + path + ": " + why,
                                   core::ErrorKind::io});
   }
   if (static_cast<uint64_t>(st.st_size) > kMaxStateFile) {

@@ -293,6 +293,10 @@ TEST_CASE("the state file is written atomically and read back", "[app][state]") 
   std::filesystem::remove(path);
   REQUIRE_FALSE(folder);
   CHECK_THAT(folder.error().message, Catch::Contains("is a directory"));
+  // Nor a device: /dev/zero would never end.
+  auto device = app::StateFile::read("/dev/zero");
+  REQUIRE_FALSE(device);
+  CHECK_THAT(device.error().message, Catch::Contains("/dev/zero: not a regular file"));
 }
 
 TEST_CASE("a round that only re-sent alerts is saved after the refresh, a new alert at once",
