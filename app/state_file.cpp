@@ -159,7 +159,7 @@ class StateReader : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, State
   // After a successful parse: the checks that need the whole document.
   bool finish() {
     if (!top_seen_) return fail("not an alertd state file");
-    if (!format_ok_) return fail("not an alertd state file (no \"format\": \"alertd-state\")");
+    if (!format_ok_) return fail(not_alertd_state());
     if (!version_ok_) return fail(unsupported_version());
     if (!groups_seen_) return fail("no \"groups\" list");
     return true;
@@ -209,6 +209,9 @@ class StateReader : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, State
     if (err.empty()) err = std::move(what);
     return false;
   }
+  static std::string not_alertd_state() {
+    return "not an alertd state file (no \"format\": \"alertd-state\")";
+  }
   static std::string unsupported_version() {
     return "unsupported state file version (this alertd reads version " +
            std::to_string(kVersion) + ")";
@@ -250,7 +253,7 @@ class StateReader : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, State
       case At::top:
         if (key_ == "format") {
           format_ok_ = v.kind == Kind::string && v.s == kFormat;
-          if (!format_ok_) return finish();
+          if (!format_ok_) return fail(not_alertd_state());
         } else if (key_ == "version") {
           version_ok_ = v.kind == Kind::integer && v.i == kVersion;
           if (!version_ok_) return fail(unsupported_version());
@@ -332,7 +335,7 @@ class StateReader : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, State
           groups_seen_ = true;
           return push(At::groups);
         }
-        if (key_ == "format") return finish_format();
+        if (key_ == "format") return fail(not_alertd_state());
         if (key_ == "version") return fail(unsupported_version());
         break;
       case At::groups:
@@ -387,10 +390,6 @@ class StateReader : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, State
     }
     skip_ = 1;  // an unknown key's object or array: skipped whole
     return true;
-  }
-  bool finish_format() {
-    format_ok_ = false;
-    return finish();
   }
   bool push(At at) {
     stack_.push_back(at);
