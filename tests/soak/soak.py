@@ -21,14 +21,15 @@ with kill9 and does not judge the RSS trend:
   first 45% of the run so the second half, where the RSS slope is fitted, is one process),
   api_burst (8 clients x 25 reads of /api/v1/rules, /api/v1/alerts, /metrics).
 
-VmRSS is sampled every 2 s. At the end faults stop, the world freezes, and the run waits (at
-most 150 s) until alertd's /api/v1/alerts and Alertmanager's /api/v2/alerts both hold exactly
-the alerts the final world implies (labels and value). It fails when they never do, when a
-reload check failed, or (runs of 10 minutes or more) when RSS trends upward: the least-squares
-slope over the second half, times the second half's length, must stay under max(2 MiB, 5% of the
-second half's median RSS). The heap in use (/debug/pprof/malloc_info, every 30 s) is judged the
-same way against max(1 MiB, 10% of its median): RSS also moves with the allocator's free chunks,
-the heap in use only with what alertd holds.
+VmRSS is sampled every 2 s, with its anonymous and file-mapped parts (reported, not judged). At
+the end faults stop, the world freezes, and the run waits (at most 150 s) until alertd's
+/api/v1/alerts and Alertmanager's /api/v2/alerts both hold exactly the alerts the final world
+implies (labels and value). It fails when they never do, when a reload check failed, or (runs of
+10 minutes or more) when RSS trends upward: the least-squares slope over the second half, times
+the second half's length, must stay under max(2 MiB, 5% of the second half's median RSS). The
+heap in use (/debug/pprof/malloc_info, every 30 s) is judged the same way against max(1 MiB, 10%
+of its median): RSS also moves with the allocator's free chunks, the heap in use only with what
+alertd holds.
 """
 import argparse
 import http.client
@@ -316,14 +317,18 @@ class Alertd:
 
 
 def rss_kb(pid):
+    """(VmRSS, RssAnon, RssFile) in kB, or None when the process is gone."""
+    want = {"VmRSS:": 0, "RssAnon:": 1, "RssFile:": 2}
+    out = [None, None, None]
     try:
         with open("/proc/%d/status" % pid) as f:
             for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
+                i = want.get(line.split(":", 1)[0] + ":")
+                if i is not None:
+                    out[i] = int(line.split()[1])
     except OSError:
         return None
-    return None
+    return tuple(out) if None not in out else None
 
 
 def heap_in_use_kb(url):
@@ -407,6 +412,7 @@ def main():
 
     stop = threading.Event()
     samples = []  # (t, rss_kb, pid)
+    split = []  # (t, rss_anon_kb, rss_file_kb, pid), beside every sample
     heap = []  # (t, heap_in_use_kb, pid), every 30 s
 
     def sampler():
@@ -415,7 +421,9 @@ def main():
             p = alertd.proc
             kb = rss_kb(p.pid) if p and p.poll() is None else None
             if kb:
-                samples.append((time.time() - T0, kb, p.pid))
+                t = time.time() - T0
+                samples.append((t, kb[0], p.pid))
+                split.append((t, kb[1], kb[2], p.pid))
             if n % 15 == 0 and p and p.poll() is None:
                 h = heap_in_use_kb(alertd.url("/debug/pprof/malloc_info"))
                 if h is not None:
@@ -608,6 +616,10 @@ def main():
     if judge_rss and growth > limit:
         failures.append("RSS trends upward: %.0f kB over the second half (%.1f kB/min), limit %.0f kB"
                         % (growth, slope * 60, limit))
+    # Not judged: which part of RSS moved, the anonymous pages (heap, stacks, the allocator's
+    # arenas) or the pages mapped from the binary and its libraries (code first run late).
+    _, anon_growth, _, _ = trend([(t, a, pid) for t, a, _, pid in split], 0, 0)
+    _, file_growth, _, _ = trend([(t, f, pid) for t, _, f, pid in split], 0, 0)
     heap_slope, heap_growth, heap_med, heap_limit = trend(heap, 1024, 0.1)
     if judge_rss and heap_growth > heap_limit:
         failures.append("heap in use trends upward: %.0f kB over the second half (%.1f kB/min), "
@@ -639,6 +651,10 @@ def main():
                    "last": all_kb[-1] if all_kb else 0},
         "rss_slope_kb_per_min": round(slope * 60, 2), "rss_growth_second_half_kb": round(growth),
         "rss_growth_limit_kb": round(limit) if judge_rss else None, "samples": len(samples),
+        "rss_anon_kb": {"first": split[0][1] if split else 0, "last": split[-1][1] if split else 0,
+                        "growth_second_half": round(anon_growth)},
+        "rss_file_kb": {"first": split[0][2] if split else 0, "last": split[-1][2] if split else 0,
+                        "growth_second_half": round(file_growth)},
         "heap_in_use_kb": {"first": all_heap[0] if all_heap else 0, "max": max(all_heap or [0]),
                            "second_half_median": heap_med, "last": all_heap[-1] if all_heap else 0},
         "heap_slope_kb_per_min": round(heap_slope * 60, 2),
@@ -654,6 +670,9 @@ def main():
     with open(os.path.join(tmp, "rss.tsv"), "w") as f:
         for t, kb, pid in samples:
             f.write("%.1f\t%d\t%d\n" % (t, kb, pid))
+    with open(os.path.join(tmp, "rss_split.tsv"), "w") as f:
+        for t, anon, file_kb, pid in split:
+            f.write("%.1f\t%d\t%d\t%d\n" % (t, anon, file_kb, pid))
     with open(os.path.join(tmp, "heap.tsv"), "w") as f:
         for t, kb, pid in heap:
             f.write("%.1f\t%d\t%d\n" % (t, kb, pid))
@@ -691,6 +710,12 @@ def print_summary(s):
             s["rss_growth_second_half_kb"],
             "%d kB" % s["rss_growth_limit_kb"] if s["rss_growth_limit_kb"] is not None
             else "not judged (run under 10 min)")),
+        ("RSS anonymous first / last / second-half growth (kB)", "%d / %d / %d" % (
+            s["rss_anon_kb"]["first"], s["rss_anon_kb"]["last"],
+            s["rss_anon_kb"]["growth_second_half"])),
+        ("RSS file-mapped first / last / second-half growth (kB)", "%d / %d / %d" % (
+            s["rss_file_kb"]["first"], s["rss_file_kb"]["last"],
+            s["rss_file_kb"]["growth_second_half"])),
         ("heap in use first / max / last (kB)", "%d / %d / %d" % (
             s["heap_in_use_kb"]["first"], s["heap_in_use_kb"]["max"], s["heap_in_use_kb"]["last"])),
         ("heap in use second half: median, slope", "%d kB, %.2f kB/min" % (
