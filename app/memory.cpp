@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <optional>
 
 namespace app {
@@ -34,6 +36,13 @@ void tune_malloc() {
   mallopt(M_MMAP_THRESHOLD, 1 << 20);
   // Free space at the top of the heap beyond this goes back at once on free().
   mallopt(M_TRIM_THRESHOLD, 4 << 20);
+  // One arena for every thread, unless the user chose a number (MALLOC_ARENA_MAX or
+  // GLIBC_TUNABLES=glibc.malloc.arena_max).
+  const char* tunables = std::getenv("GLIBC_TUNABLES");
+  if (std::getenv("MALLOC_ARENA_MAX") == nullptr &&
+      (tunables == nullptr || std::strstr(tunables, "arena_max") == nullptr)) {
+    mallopt(M_ARENA_MAX, 1);
+  }
 #endif
 }
 

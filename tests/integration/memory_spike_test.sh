@@ -5,7 +5,7 @@
 # -datasource.maxResponseSize=64MiB and refused (four at once: a spike of a few hundred MB).
 # Asserts: the spike happened (VmHWM well above the resident memory before it), each group
 # counted its refused answer and kept its interval, and within 15 s VmRSS is back within 10%
-# of where it was before the spike.
+# of where it was before the spike. Before the spike: API reads leave one allocator arena.
 #   usage: memory_spike_test.sh ALERTD_BINARY
 set -euo pipefail
 ALERTD=$1
@@ -48,6 +48,18 @@ rounds_of_all() {  # MIN: every group has done at least MIN rounds
 
 # Steady state first: a few rounds, then a few seconds for the releaser's own check.
 wait_for 20 "5 rounds of every group" rounds_of_all 5
+# One allocator arena (app/memory.hpp, tune_malloc): API reads on the HTTP thread, several at
+# once, allocate from the main heap; glibc would otherwise give that thread an arena of its own.
+readers=()
+for i in 1 2 3 4; do
+  for path in api/v1/rules api/v1/alerts metrics; do
+    curl -fsS -o /dev/null "$A/$path" &
+    readers+=($!)
+  done
+done
+for pid in "${readers[@]}"; do wait "$pid" || fail "an API read failed"; done
+arenas=$(curl -fsS "$A/debug/pprof/malloc_info" | grep -c '<heap nr=')
+[ "$arenas" -eq 1 ] || fail "malloc_info shows $arenas arenas after API reads, want 1"
 sleep 6
 rss0=$(status_kb VmRSS)
 hits0=$(metric alertd_limit_hits_total 'limit="response_body"')
