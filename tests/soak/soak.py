@@ -411,8 +411,7 @@ def main():
     alertd.start()
 
     stop = threading.Event()
-    samples = []  # (t, rss_kb, pid)
-    split = []  # (t, rss_anon_kb, rss_file_kb, pid), beside every sample
+    samples = []  # (t, rss_kb, pid, rss_anon_kb, rss_file_kb)
     heap = []  # (t, heap_in_use_kb, pid), every 30 s
 
     def sampler():
@@ -421,9 +420,7 @@ def main():
             p = alertd.proc
             kb = rss_kb(p.pid) if p and p.poll() is None else None
             if kb:
-                t = time.time() - T0
-                samples.append((t, kb[0], p.pid))
-                split.append((t, kb[1], kb[2], p.pid))
+                samples.append((time.time() - T0, kb[0], p.pid, kb[1], kb[2]))
             if n % 15 == 0 and p and p.poll() is None:
                 h = heap_in_use_kb(alertd.url("/debug/pprof/malloc_info"))
                 if h is not None:
@@ -604,9 +601,11 @@ def main():
     # docs/performance.md "Soak"); memory held and never freed shows in the heap's trend.
     half = (start - T0) + duration / 2
 
-    def trend(points, floor_kb, share):
-        """(slope kB/s, growth kB, median kB, limit kB) of this process's points in the half."""
-        pts = [(t, kb) for t, kb, pid in points if half <= t <= end - T0 and pid == alertd.proc.pid]
+    def trend(points, floor_kb, share, col=1):
+        """(slope kB/s, growth kB, median kB, limit kB) of column `col` of this process's points
+        (t, kB, pid, ...) in the half."""
+        pts = [(p[0], p[col]) for p in points
+               if half <= p[0] <= end - T0 and p[2] == alertd.proc.pid]
         slope = slope_per_s(pts)
         span = (pts[-1][0] - pts[0][0]) if len(pts) > 1 else 0
         med = statistics.median([kb for _, kb in pts]) if pts else 0
@@ -618,13 +617,13 @@ def main():
                         % (growth, slope * 60, limit))
     # Not judged: which part of RSS moved, the anonymous pages (heap, stacks, the allocator's
     # arenas) or the pages mapped from the binary and its libraries (code first run late).
-    _, anon_growth, _, _ = trend([(t, a, pid) for t, a, _, pid in split], 0, 0)
-    _, file_growth, _, _ = trend([(t, f, pid) for t, _, f, pid in split], 0, 0)
+    _, anon_growth, _, _ = trend(samples, 0, 0, col=3)
+    _, file_growth, _, _ = trend(samples, 0, 0, col=4)
     heap_slope, heap_growth, heap_med, heap_limit = trend(heap, 1024, 0.1)
     if judge_rss and heap_growth > heap_limit:
         failures.append("heap in use trends upward: %.0f kB over the second half (%.1f kB/min), "
                         "limit %.0f kB" % (heap_growth, heap_slope * 60, heap_limit))
-    all_kb = [kb for _, kb, _ in samples]
+    all_kb = [p[1] for p in samples]
     all_heap = [kb for _, kb, _ in heap]
     metrics = {}
     for name in ("vmalert_alerts_sent_total", "vmalert_alerts_send_errors_total",
@@ -651,9 +650,11 @@ def main():
                    "last": all_kb[-1] if all_kb else 0},
         "rss_slope_kb_per_min": round(slope * 60, 2), "rss_growth_second_half_kb": round(growth),
         "rss_growth_limit_kb": round(limit) if judge_rss else None, "samples": len(samples),
-        "rss_anon_kb": {"first": split[0][1] if split else 0, "last": split[-1][1] if split else 0,
+        "rss_anon_kb": {"first": samples[0][3] if samples else 0,
+                        "last": samples[-1][3] if samples else 0,
                         "growth_second_half": round(anon_growth)},
-        "rss_file_kb": {"first": split[0][2] if split else 0, "last": split[-1][2] if split else 0,
+        "rss_file_kb": {"first": samples[0][4] if samples else 0,
+                        "last": samples[-1][4] if samples else 0,
                         "growth_second_half": round(file_growth)},
         "heap_in_use_kb": {"first": all_heap[0] if all_heap else 0, "max": max(all_heap or [0]),
                            "second_half_median": heap_med, "last": all_heap[-1] if all_heap else 0},
@@ -668,11 +669,8 @@ def main():
         with open(a.json, "w") as f:
             json.dump(summary, f, indent=1)
     with open(os.path.join(tmp, "rss.tsv"), "w") as f:
-        for t, kb, pid in samples:
-            f.write("%.1f\t%d\t%d\n" % (t, kb, pid))
-    with open(os.path.join(tmp, "rss_split.tsv"), "w") as f:
-        for t, anon, file_kb, pid in split:
-            f.write("%.1f\t%d\t%d\t%d\n" % (t, anon, file_kb, pid))
+        for t, kb, pid, anon, file_kb in samples:  # t, VmRSS, pid, RssAnon, RssFile
+            f.write("%.1f\t%d\t%d\t%d\t%d\n" % (t, kb, pid, anon, file_kb))
     with open(os.path.join(tmp, "heap.tsv"), "w") as f:
         for t, kb, pid in heap:
             f.write("%.1f\t%d\t%d\n" % (t, kb, pid))
