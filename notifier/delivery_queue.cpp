@@ -6,11 +6,11 @@
 #include <mutex>
 #include <optional>
 #include <type_traits>
-#include <unordered_map>
 
 #include "core/backoff.hpp"
 #include "core/hash.hpp"
 #include "core/limit_hits.hpp"
+#include "notifier/slot_table.hpp"
 
 namespace notifier {
 
@@ -24,10 +24,6 @@ using HeadersPtr = std::shared_ptr<const Headers>;
 // leaves the queue, and the byte-at-a-time FNV-1a was 2.3% of alertd's CPU at 1k alerts.
 uint64_t fingerprint(const core::Labels& labels) { return labels.content_hash(); }
 
-struct MixHash {
-  size_t operator()(uint64_t v) const { return static_cast<size_t>(core::mix64(v)); }
-};
-
 std::string seconds_text(core::Duration d) {
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
   return std::to_string(ms / 1000) + "." + std::to_string(ms % 1000 / 100) + "s";
@@ -36,15 +32,14 @@ std::string seconds_text(core::Duration d) {
 }  // namespace
 
 struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State> {
+  using Slot = SlotTable::Slot;
+  // A queued state of an alert.
   struct Entry {
     Alert alert;
     HeadersPtr headers;
     core::TimePoint deadline{};  // given up after this (wall time)
     uint64_t seq = 0;            // place in the queue: older states keep theirs on a retry
-  };
-  struct Slot {
-    std::optional<Entry> queued;
-    bool in_flight = false;
+    uint64_t key = 0;            // the alert's fingerprint
   };
   struct Post {
     std::vector<uint64_t> keys;
@@ -55,7 +50,7 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
     std::chrono::steady_clock::time_point started;
   };
 
-  static constexpr size_t kKeptBuckets = 1024;
+  static constexpr size_t kKeptCells = 1024;
 
   core::Clock* clock = nullptr;
   std::shared_ptr<Notifier> poster;
@@ -63,13 +58,17 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
 
   // Loop only, except that stats() reads the counters and the sizes under `mu`.
   mutable std::mutex mu;
-  std::unordered_map<uint64_t, Slot, MixHash> slots;  // by fingerprint
-  // (seq, fingerprint) of the queued states, oldest first. A pair whose slot no longer queues
-  // that seq (superseded, taken into a POST, dropped) is stale: left where it is, skipped when
-  // met, and swept out once stale pairs outnumber the live ones. No allocation per alert (a
-  // std::map here cost a tree node per alert per round); `queued` counts the live pairs.
-  std::deque<std::pair<uint64_t, uint64_t>> order;
+  SlotTable slots;  // by fingerprint
+  // The queued states, oldest (lowest seq) first. An entry whose slot no longer queues its seq
+  // (superseded, taken into a POST, dropped) is stale: left where it is, skipped when met, and
+  // swept out once stale entries outnumber the live ones; a superseded or expired state's alert
+  // is freed at once. `queued` counts the live entries.
+  std::deque<Entry> order;
   size_t queued = 0;
+  // Most slots held since the last drain, and in the burst before it: the table is sized for
+  // that when a burst starts (growing it alert by alert cost a rehash at each doubling).
+  size_t peak = 0;
+  size_t last_peak = 0;
   uint64_t next_seq = 0;
   size_t posts_in_flight = 0;
   uint64_t alerts_in_flight = 0;
@@ -88,41 +87,47 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
     if (options.log) options.log(error, message);
   }
 
-  using SlotIt = std::unordered_map<uint64_t, Slot, MixHash>::iterator;
-
-  // Under `mu`. The slot whose queued state the pair (seq, key) of `order` is; end() when the
-  // pair is stale.
-  SlotIt find_live(const std::pair<uint64_t, uint64_t>& p) {
-    const auto it = slots.find(p.second);
-    if (it == slots.end() || !it->second.queued || it->second.queued->seq != p.first) {
-      return slots.end();
-    }
-    return it;
+  // Under `mu`. The slot whose queued state `e` is; null when `e` is stale.
+  Slot* find_live(const Entry& e) {
+    Slot* s = slots.find(e.key);
+    return s != nullptr && s->queued && s->seq == e.seq ? s : nullptr;
   }
-  bool live(const std::pair<uint64_t, uint64_t>& p) { return find_live(p) != slots.end(); }
+  bool live(const Entry& e) { return find_live(e) != nullptr; }
 
-  // Under `mu`. Sweeps stale pairs out of `order` once they outnumber the live ones.
+  // Under `mu`. Sweeps stale entries out of `order` once they outnumber the live ones.
   void compact(bool always = false) {
     while (!order.empty() && !live(order.front())) order.pop_front();
     if (always || order.size() > 2 * queued + 64) {
-      std::erase_if(order, [this](const auto& p) { return !live(p); });
+      std::erase_if(order, [this](const Entry& e) { return !live(e); });
     }
   }
 
-  // Under `mu`. Forgets a slot once nothing is queued or in flight for it.
-  void release_if_idle(SlotIt it) {
-    if (!it->second.queued && !it->second.in_flight) slots.erase(it);
+  // Under `mu`. Frees the alert of the queued state `seq`, superseded: `order` is sorted by
+  // seq, so a queue held through an outage keeps one state per alert, not one per round.
+  void free_superseded(uint64_t seq) {
+    const auto it = std::lower_bound(order.begin(), order.end(), seq,
+                                     [](const Entry& e, uint64_t v) { return e.seq < v; });
+    if (it != order.end() && it->seq == seq) {
+      it->alert = Alert{};
+      it->headers.reset();
+    }
+  }
+
+  // Under `mu`. Forgets a slot once nothing is queued or in flight for it (other Slot pointers
+  // are then invalid).
+  void release_if_idle(Slot* s) {
+    if (!s->queued && !s->in_flight) slots.erase(s);
   }
 
   // Under `mu`. Drops the oldest queued alerts beyond the bound; returns how many.
   size_t trim() {
     size_t n = 0;
     while (queued > options.max_queue_size) {
-      const auto it = find_live(order.front());
+      Slot* s = find_live(order.front());
       order.pop_front();
-      if (it == slots.end()) continue;  // stale
-      it->second.queued.reset();
-      release_if_idle(it);
+      if (s == nullptr) continue;  // stale
+      s->queued = false;
+      release_if_idle(s);
       --queued;
       ++n;
     }
@@ -145,21 +150,26 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
         refused = alerts.size();
         dropped += refused;
       } else {
+        if (slots.size() == 0) slots.reserve(std::max(last_peak, alerts.size()));
         for (auto& a : alerts) {
           const uint64_t key = fingerprint(a.labels);
-          Slot& slot = slots[key];
-          if (slot.queued) --queued;  // superseded by this newer state: its pair goes stale
+          Slot& slot = slots.get(key);
+          if (slot.queued) {  // superseded by this newer state: its entry goes stale
+            free_superseded(slot.seq);
+            --queued;
+          }
           core::TimePoint deadline = now + options.retry_max_time;
           if (a.ends_at && *a.ends_at > deadline) deadline = *a.ends_at;
           const uint64_t seq = next_seq++;
+          slot.queue(seq);
           if constexpr (std::is_const_v<std::remove_reference_t<decltype(a)>>) {
-            slot.queued = Entry{a, shared_headers, deadline, seq};
+            order.push_back(Entry{a, shared_headers, deadline, seq, key});
           } else {
-            slot.queued = Entry{std::move(a), shared_headers, deadline, seq};
+            order.push_back(Entry{std::move(a), shared_headers, deadline, seq, key});
           }
-          order.emplace_back(seq, key);
           ++queued;
         }
+        peak = std::max(peak, slots.size());
         full_drops = trim();
         compact();
         if (queued >= options.max_batch_size && !kick_posted) kick = kick_posted = true;
@@ -202,20 +212,19 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
         size_t done = 0;
         for (size_t i = 0; i < order.size() && post->keys.size() < options.max_batch_size; ++i) {
           const auto consumed = [&] { done += done == i ? 1 : 0; };
-          const auto found = find_live(order[i]);
-          if (found == slots.end()) {
+          Entry& e = order[i];
+          Slot* slot = find_live(e);
+          if (slot == nullptr) {
             consumed();
             continue;
           }
-          const uint64_t key = found->first;
-          Slot& slot = found->second;
-          if (slot.in_flight) continue;  // an older state is on the wire: this one follows it
-          Entry& e = *slot.queued;
+          if (slot->in_flight) continue;  // an older state is on the wire: this one follows it
           if (e.deadline < now) {
             ++expired;
-            slot.queued.reset();
+            slot->queued = false;
             --queued;
-            release_if_idle(found);
+            release_if_idle(slot);
+            e.alert = Alert{};
             consumed();
             continue;
           }
@@ -224,10 +233,10 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
           post->alerts.push_back(std::move(e.alert));
           post->deadlines.push_back(e.deadline);
           post->seqs.push_back(e.seq);
-          post->keys.push_back(key);
-          slot.queued.reset();
+          post->keys.push_back(e.key);
+          slot->queued = false;
           --queued;
-          slot.in_flight = true;
+          slot->in_flight = true;
           consumed();
         }
         order.erase(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(done));
@@ -267,32 +276,33 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
       ++posts;
       send_seconds += took;
       send_duration.update(took);
-      // Retried states go back to their old places: no stale pair may then carry the seq
-      // they get back, so `order` is swept first and the returning pairs merged in by seq.
+      // Retried states go back to their old places: no stale entry may then carry the seq
+      // they get back, so `order` is swept first and the returning entries merged in by seq.
       const bool requeue = retry && !closed;
       if (requeue) compact(true);
-      std::vector<std::pair<uint64_t, uint64_t>> back;
+      std::vector<Entry> back;
       for (size_t i = 0; i < n; ++i) {
         const uint64_t key = post.keys[i];
-        const auto it = slots.find(key);
-        if (it == slots.end()) continue;  // not reached: a slot in flight is kept
-        Slot& slot = it->second;
-        slot.in_flight = false;
-        if (requeue && !slot.queued) {
-          slot.queued =
-              Entry{std::move(post.alerts[i]), post.headers, post.deadlines[i], post.seqs[i]};
-          back.emplace_back(post.seqs[i], key);
+        Slot* slot = slots.find(key);
+        if (slot == nullptr) continue;  // not reached: a slot in flight is kept
+        slot->in_flight = false;
+        if (requeue && !slot->queued) {
+          slot->queue(post.seqs[i]);
+          back.push_back(
+              Entry{std::move(post.alerts[i]), post.headers, post.deadlines[i], post.seqs[i], key});
           ++queued;
-        } else if (err && !slot.queued) {
+        } else if (err && !slot->queued) {
           ++lost;  // refused, or closed: given up (a newer state queued is not a loss)
         }
-        release_if_idle(it);
+        release_if_idle(slot);
       }
       if (!back.empty()) {
-        std::sort(back.begin(), back.end());
-        std::deque<std::pair<uint64_t, uint64_t>> merged;
-        std::merge(order.begin(), order.end(), back.begin(), back.end(),
-                   std::back_inserter(merged));
+        const auto by_seq = [](const Entry& a, const Entry& b) { return a.seq < b.seq; };
+        std::sort(back.begin(), back.end(), by_seq);
+        std::deque<Entry> merged;
+        std::merge(std::make_move_iterator(order.begin()), std::make_move_iterator(order.end()),
+                   std::make_move_iterator(back.begin()), std::make_move_iterator(back.end()),
+                   std::back_inserter(merged), by_seq);
         order.swap(merged);
       }
       dropped += lost;
@@ -306,10 +316,13 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
         }
       }
       drained = posts_in_flight == 0 && queued == 0;
-      if (queued == 0) std::deque<std::pair<uint64_t, uint64_t>>().swap(order);
-      // A burst's hash buckets (8 bytes per alert it held) go back with it.
-      if (drained && slots.empty() && slots.bucket_count() > kKeptBuckets) {
-        std::unordered_map<uint64_t, Slot, MixHash>().swap(slots);
+      if (queued == 0) std::deque<Entry>().swap(order);
+      // A burst's table (21-43 bytes per alert it held) goes back with it; the next burst
+      // starts at this one's size.
+      if (drained && slots.size() == 0) {
+        last_peak = peak;
+        peak = 0;
+        if (slots.capacity() > kKeptCells) slots.release();
       }
     }
     if (drained && options.on_drained) options.on_drained();
@@ -356,12 +369,12 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
       waiting = false;
       lost = queued;
       dropped += lost;
-      std::deque<std::pair<uint64_t, uint64_t>>().swap(order);
+      std::deque<Entry>().swap(order);
       queued = 0;
-      for (auto it = slots.begin(); it != slots.end();) {
-        it->second.queued.reset();
-        it = it->second.in_flight ? std::next(it) : slots.erase(it);
-      }
+      slots.erase_if([](Slot& s) {
+        s.queued = false;
+        return !s.in_flight;
+      });
     }
     retry_timer->cancel();
     if (lost > 0) {

@@ -94,7 +94,7 @@ void BM_DirectPost(benchmark::State& state) {
   }
   report_allocs(state, before, n);
 }
-BENCHMARK(BM_DirectPost)->Arg(1000);
+BENCHMARK(BM_DirectPost)->Arg(1000)->Arg(10000);
 
 // `owned`: the batch is handed over (send_owned, what NotifierSet does for its last target);
 // otherwise copied in (send, the other targets).
@@ -131,7 +131,7 @@ void BM_QueuedPostCopied(benchmark::State& state) { queued_post(state, false); }
 BENCHMARK(BM_QueuedPostCopied)->Arg(1000);
 
 void BM_QueuedPostOwned(benchmark::State& state) { queued_post(state, true); }
-BENCHMARK(BM_QueuedPostOwned)->Arg(1000);
+BENCHMARK(BM_QueuedPostOwned)->Arg(1000)->Arg(10000);
 
 }  // namespace
 
