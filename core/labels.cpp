@@ -18,6 +18,22 @@ constexpr std::string_view kMetricName = "__name__";
 
 bool name_less(const Label& a, const Label& b) { return a.name < b.name; }
 
+// a < b as std::string_view compares them; the first byte decides without calling memcmp in
+// most comparisons between a set's names (a builder's searches were 7% of alertd's instructions).
+[[gnu::always_inline]] inline bool name_before(std::string_view a, std::string_view b) {
+  if (!a.empty() && !b.empty() && a.front() != b.front()) {
+    return static_cast<unsigned char>(a.front()) < static_cast<unsigned char>(b.front());
+  }
+  return a < b;
+}
+
+// The first label of `items` (sorted by name) not named before `name`.
+std::vector<Label>::iterator find_name(std::vector<Label>& items, std::string_view name) {
+  return std::lower_bound(items.begin(), items.end(), name, [](const Label& l, std::string_view n) {
+    return name_before(l.name, n);
+  });
+}
+
 // Small sets (every real one) sort without allocating: insertion sort, stable.
 void sort_stable(std::span<Label> items) {
   if (items.size() > 64) {
@@ -382,8 +398,9 @@ bool Labels::erase(std::string_view name) {
 }
 
 std::optional<std::string_view> Labels::get(std::string_view name) const {
-  auto it = std::lower_bound(begin(), end(), name,
-                             [](const Label& l, std::string_view n) { return l.name < n; });
+  auto it = std::lower_bound(begin(), end(), name, [](const Label& l, std::string_view n) {
+    return name_before(l.name, n);
+  });
   if (it == end() || (*it).name != name) return std::nullopt;
   return (*it).value;
 }
@@ -506,8 +523,12 @@ void LabelsBuilder::reset(const Labels& ls) {
 }
 
 void LabelsBuilder::set(std::string_view name, std::string_view value) {
-  auto it = std::lower_bound(items_.begin(), items_.end(), name,
-                             [](const Label& l, std::string_view n) { return l.name < n; });
+  // Names set in order (a series' labels as Prometheus sends them) append without a search.
+  if (items_.empty() || name_before(items_.back().name, name)) {
+    items_.push_back(Label{name, value});
+    return;
+  }
+  auto it = find_name(items_, name);
   if (it != items_.end() && it->name == name) {
     it->value = value;
     return;
@@ -521,16 +542,16 @@ void LabelsBuilder::set_owned(std::string name, std::string_view value) {
 }
 
 bool LabelsBuilder::erase(std::string_view name) {
-  auto it = std::lower_bound(items_.begin(), items_.end(), name,
-                             [](const Label& l, std::string_view n) { return l.name < n; });
+  auto it = find_name(items_, name);
   if (it == items_.end() || it->name != name) return false;
   items_.erase(it);
   return true;
 }
 
 std::optional<std::string_view> LabelsBuilder::get(std::string_view name) const {
-  auto it = std::lower_bound(items_.begin(), items_.end(), name,
-                             [](const Label& l, std::string_view n) { return l.name < n; });
+  auto it =
+      std::lower_bound(items_.begin(), items_.end(), name,
+                       [](const Label& l, std::string_view n) { return name_before(l.name, n); });
   if (it == items_.end() || it->name != name) return std::nullopt;
   return it->value;
 }

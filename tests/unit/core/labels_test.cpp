@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <random>
 #include <thread>
@@ -131,6 +132,43 @@ TEST_CASE("LabelsBuilder edits views and builds one equal set", "[core]") {
   b.reset();
   CHECK(b.size() == 0);
   CHECK(b.build().empty());
+}
+
+TEST_CASE("LabelsBuilder keeps names in byte order whatever order they are set in; get finds them",
+          "[core]") {
+  // Names sharing first bytes, an empty name, bytes above 0x7f (unsigned order), a prefix of
+  // another name: every permutation's build equals the sorted set, and get/erase find each.
+  std::vector<std::string> names{"",  "a",     "ab",         "abc", "b",   "__name__",
+                                 "Z", "\xc3\xa9t\xc3\xa9", "\x7f", "job", "jobs", "instance"};
+  std::vector<std::string> sorted = names;
+  std::sort(sorted.begin(), sorted.end());
+  std::string want = "{";
+  for (const auto& n : sorted) want += (want.size() > 1 ? ", " : "") + n + "=\"v" + n + "\"";
+  want += "}";
+  std::mt19937 rng(7);
+  for (int round = 0; round < 200; ++round) {
+    std::shuffle(names.begin(), names.end(), rng);
+    std::vector<std::string> values;
+    for (const auto& n : names) values.push_back("v" + n);
+    core::LabelsBuilder b;
+    for (size_t i = 0; i < names.size(); ++i) b.set(names[i], values[i]);
+    b.set(names[0], values[0]);  // again: replaced, not added
+    REQUIRE(b.size() == names.size());
+    const auto items = b.items();
+    for (size_t i = 0; i < items.size(); ++i) REQUIRE(items[i].name == sorted[i]);
+    const core::Labels built = b.build();
+    REQUIRE(built.to_string() == want);
+    for (const auto& n : names) {
+      REQUIRE(b.get(n) == std::optional<std::string_view>("v" + n));
+      REQUIRE(built.get(n) == std::optional<std::string_view>("v" + n));
+    }
+    CHECK_FALSE(b.get("jo"));
+    CHECK_FALSE(built.get("jo"));
+    CHECK_FALSE(built.get("\x80"));
+    CHECK_FALSE(b.erase("abcd"));
+    for (const auto& n : names) REQUIRE(b.erase(n));
+    CHECK(b.size() == 0);
+  }
 }
 
 TEST_CASE("labels: the block is its own JSON object when nothing needs escaping",
