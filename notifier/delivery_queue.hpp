@@ -6,7 +6,10 @@
 //   - send() only queues (any number of calls per round, `done` runs at once with no error);
 //     flush() starts the POSTs; the scheduler calls it when a round ends, so the alerts of a
 //     round leave together, in POSTs of at most `max_batch_size` alerts (same group headers in
-//     one POST). A queue holding a full batch starts it without waiting for flush().
+//     one POST). A queue holding a full batch starts it without waiting for flush(). What a
+//     flush() could not start at once (POSTs in flight, a backoff wait) goes as POSTs are
+//     answered; alerts queued after it wait for the next flush() (or a full batch), so a round
+//     is not sent in pieces as other POSTs are answered.
 //   - Alerts are keyed by their label set (Alertmanager's identity of an alert), through a
 //     64-bit hash of it (Labels::content_hash): a newer state of a queued alert replaces
 //     the older one and queues as the newest entry. An alert in a POST not answered yet is not
