@@ -33,8 +33,10 @@ def cpu_seconds(pid):
 
 
 def cpu_ns(pid):
-    """On-CPU nanoseconds summed over live threads (/proc/PID/task/*/schedstat): precise enough
-    for one API request, where utime/stime's clock ticks (10 ms) are not."""
+    """On-CPU nanoseconds summed over live threads (/proc/PID/task/*/schedstat): the quantity
+    utime + stime report, unrounded. A window of rounds is timed with it too: at 1k alerts twelve
+    rounds took 11-19 clock ticks (10 ms each), so a tick was 0.8 us of the result. Threads that
+    exit inside a window would be missed: window_cpu() checks against utime + stime."""
     total = 0
     for tid in os.listdir("/proc/%d/task" % pid):
         try:
@@ -43,6 +45,20 @@ def cpu_ns(pid):
         except OSError:
             pass
     return total
+
+
+def window_cpu(pid, start=None):
+    """(schedstat ns, utime+stime s) now; with `start` (an earlier result), the seconds between,
+    from schedstat, after checking that utime + stime agree to within their rounding."""
+    now = (cpu_ns(pid), cpu_seconds(pid))
+    if start is None:
+        return now
+    precise = (now[0] - start[0]) / 1e9
+    ticks = now[1] - start[1]
+    if abs(precise - ticks) > 3.0 / TICK + 0.02 * ticks:
+        print("warning: pid %d: schedstat %.3f s against utime+stime %.3f s (a thread exited?)"
+              % (pid, precise, ticks), file=sys.stderr)
+    return precise
 
 
 def status_kb(pid):
@@ -133,12 +149,13 @@ def measure(args, size, ds_port, am_port, fakes, workdir):
         wait_for(lambda: iterations(port)[1] >= 2 * groups, 3 * interval + 60 + alerts / 1000,
                  "two rounds of %s" % label)
         time.sleep(interval / 2)
-        c0, f0 = cpu_seconds(proc.pid), [cpu_seconds(p.pid) for p in fakes]
+        c0, f0 = window_cpu(proc.pid), [window_cpu(p.pid) for p in fakes]
         s0, n0 = iterations(port)
         a0, p0 = am_count(am_port)
         w0 = rw_count(am_port)
         time.sleep(rounds * interval)
-        c1, f1 = cpu_seconds(proc.pid), [cpu_seconds(p.pid) for p in fakes]
+        c1 = window_cpu(proc.pid, c0)
+        f1 = [window_cpu(p.pid, f) for p, f in zip(fakes, f0)]
         s1, n1 = iterations(port)
         a1, p1 = am_count(am_port)
         w1 = rw_count(am_port)
@@ -151,9 +168,9 @@ def measure(args, size, ds_port, am_port, fakes, workdir):
             "am_alerts": a1 - a0, "am_expected": rounds * alerts, "am_posts": p1 - p0,
             # Divided by the alert-rounds alertd completed in the window (iterations x alerts per
             # group): equal to alerts x rounds when nothing lags, and honest when a round slips.
-            "cpu_us": (c1 - c0) * 1e6 / done,
-            "ds_cpu_us": (f1[0] - f0[0]) * 1e6 / done,
-            "am_cpu_us": (f1[1] - f0[1]) * 1e6 / done,
+            "cpu_us": c1 * 1e6 / done,
+            "ds_cpu_us": f1[0] * 1e6 / done,
+            "am_cpu_us": f1[1] * 1e6 / done,
             "rss_mb": rss / 1024, "hwm_mb": hwm / 1024,
             # VmRSS = RssAnon (heap, stacks) + RssFile (mapped code and data of the binary and
             # its libraries, shared with other processes) + RssShmem.

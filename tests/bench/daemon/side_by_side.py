@@ -22,8 +22,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bench import (alertd_cmd, cpu_seconds, free_port, iterations, start_fake,  # noqa: E402
-                   status_kb, wait_for)
+from bench import (alertd_cmd, free_port, iterations, start_fake, status_kb,  # noqa: E402
+                   wait_for, window_cpu)
 from gen_rules import generate  # noqa: E402
 
 # groups, rules per group, series per rule, interval (run.sh's sizes, 10k at 5 s so a window
@@ -50,13 +50,13 @@ def run_once(bins, groups, rules, k, interval, seconds, workdir):
             wait_for(lambda: iterations(port)[1] >= 2 * groups, 3 * interval + 60,
                      "two rounds of " + b)
         time.sleep(interval / 2)
-        start = [(cpu_seconds(p.pid), iterations(port)[1]) for _, p, port in procs]
+        start = [(window_cpu(p.pid), iterations(port)[1]) for _, p, port in procs]
         time.sleep(seconds)
         out = {}
         for (b, p, port), (c0, n0) in zip(procs, start):
-            c1, n1 = cpu_seconds(p.pid), iterations(port)[1]
+            c1, n1 = window_cpu(p.pid, c0), iterations(port)[1]
             alert_rounds = max(1, n1 - n0) * rules * k
-            out[b] = ((c1 - c0) * 1e6 / alert_rounds, status_kb(p.pid)["VmRSS"] / 1024)
+            out[b] = (c1 * 1e6 / alert_rounds, status_kb(p.pid)["VmRSS"] / 1024)
         return out
     finally:
         for q in children:
