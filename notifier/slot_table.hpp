@@ -21,10 +21,10 @@ class SlotTable {
   // 16 bytes: a queue that ever held 100,000 alerts holds a 4 MiB table while they wait.
   struct Slot {
     uint64_t key = 0;
-    uint64_t seq : 61 = 0;        // of the queued state, when `queued` (a counter: < 2^61)
-    uint64_t used : 1 = 0;        // the cell holds a slot
-    uint64_t queued : 1 = 0;      // a state waits in the queue (the one with `seq`)
-    uint64_t in_flight : 1 = 0;   // a state is in a POST not answered yet
+    uint64_t seq : 61 = 0;       // of the queued state, when `queued` (a counter: < 2^61)
+    uint64_t used : 1 = 0;       // the cell holds a slot
+    uint64_t queued : 1 = 0;     // a state waits in the queue (the one with `seq`)
+    uint64_t in_flight : 1 = 0;  // a state is in a POST not answered yet
 
     static constexpr uint64_t kSeqMask = (uint64_t{1} << 61) - 1;
     // Marks the state `s` queued.

@@ -137,9 +137,10 @@ TEST_CASE("LabelsBuilder edits views and builds one equal set", "[core]") {
 TEST_CASE("LabelsBuilder keeps names in byte order whatever order they are set in; get finds them",
           "[core]") {
   // Names sharing first bytes, an empty name, bytes above 0x7f (unsigned order), a prefix of
-  // another name: every permutation's build equals the sorted set, and get/erase find each.
-  std::vector<std::string> names{"",  "a",     "ab",         "abc", "b",   "__name__",
-                                 "Z", "\xc3\xa9t\xc3\xa9", "\x7f", "job", "jobs", "instance"};
+  // another name: in 200 random orders the build equals the sorted set, and get/erase find each.
+  std::vector<std::string> names{"",     "a",        "ab",   "abc",
+                                 "b",    "__name__", "Z",    "\xc3\xa9t\xc3\xa9",
+                                 "\x7f", "job",      "jobs", "instance"};
   std::vector<std::string> sorted = names;
   std::sort(sorted.begin(), sorted.end());
   std::string want = "{";

@@ -43,8 +43,7 @@ TEST_CASE("SlotTable: an empty table finds nothing and holds no array", "[slot_t
   CHECK(t.capacity() == 0);
 }
 
-TEST_CASE("SlotTable: get makes an idle slot once; key 0 is a key like any other",
-          "[slot_table]") {
+TEST_CASE("SlotTable: get makes an idle slot once; key 0 is a key like any other", "[slot_table]") {
   notifier::SlotTable t;
   Slot& a = t.get(0);
   CHECK(a.key == 0);
