@@ -28,7 +28,8 @@ bool name_less(const Label& a, const Label& b) { return a.name < b.name; }
 }
 
 // The first label of `items` (sorted by name) not named before `name`.
-std::vector<Label>::iterator find_name(std::vector<Label>& items, std::string_view name) {
+template <class Items>
+auto find_name(Items& items, std::string_view name) {
   return std::lower_bound(items.begin(), items.end(), name, [](const Label& l, std::string_view n) {
     return name_before(l.name, n);
   });
@@ -549,9 +550,7 @@ bool LabelsBuilder::erase(std::string_view name) {
 }
 
 std::optional<std::string_view> LabelsBuilder::get(std::string_view name) const {
-  auto it =
-      std::lower_bound(items_.begin(), items_.end(), name,
-                       [](const Label& l, std::string_view n) { return name_before(l.name, n); });
+  auto it = find_name(items_, name);
   if (it == items_.end() || it->name != name) return std::nullopt;
   return it->value;
 }
