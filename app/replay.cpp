@@ -304,7 +304,7 @@ struct Replayer::State : std::enable_shared_from_this<State> {
     if (concurrency == 1) {
       slot->rule = &group->rule(rule_index);
     } else {
-      auto copy = rules::Group::create(group->spec(), ctx);
+      auto copy = rules::Group::create(groups[group_index], ctx);
       if (!copy) {  // the same spec built once already: cannot happen
         fail_range(*slot, copy.error());
         return;

@@ -72,6 +72,8 @@ class Group {
   Group(const Group&) = delete;
   Group& operator=(const Group&) = delete;
 
+  // The group's settings as loaded, without its rules: `rules` is emptied once they are built
+  // (rule(i) has each one's settings).
   [[nodiscard]] const config::GroupSpec& spec() const { return spec_; }
   [[nodiscard]] uint64_t id() const { return spec_.id; }
   [[nodiscard]] size_t size() const { return rules_.size(); }

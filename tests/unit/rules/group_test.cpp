@@ -32,6 +32,20 @@ rules::RoundTimes at(core::TimePoint t) { return rules::RoundTimes{t, t, t}; }
 
 }  // namespace
 
+TEST_CASE("a group keeps its settings but not a second copy of its rules' specs",
+          "[rules][group]") {
+  const auto spec = one_alert_group();
+  REQUIRE(spec.rules.size() == 1);
+  auto g = rules::Group::create(spec, rules::GroupContext{});
+  REQUIRE(g);
+  CHECK((*g)->spec().rules.empty());
+  CHECK((*g)->spec().name == spec.name);
+  CHECK((*g)->spec().id == spec.id);
+  REQUIRE((*g)->size() == 1);
+  CHECK((*g)->rule(0).name() == spec.rules[0].name);
+  CHECK((*g)->rule(0).expr() == spec.rules[0].expr);
+}
+
 TEST_CASE("without keepFiringOnError a failing query sends nothing", "[rules][group]") {
   auto g = rules::Group::create(one_alert_group(), rules::GroupContext{});
   REQUIRE(g);
