@@ -1,11 +1,16 @@
 #include "templates/template.hpp"
 
 #include <mutex>
+#include <optional>
 #include <set>
+#include <span>
 #include <unordered_map>
 
 #include "templates/ast.hpp"
 #include "templates/exec.hpp"
+#include "templates/funcs.hpp"
+#include "templates/go_fmt.hpp"
+#include "templates/value.hpp"
 
 namespace templates {
 
@@ -102,13 +107,20 @@ class TemplateImpl {
   tmpl::TreeMap defines;
   std::shared_ptr<const TemplateSetData> shared;
   bool uses_query = false;
-  // Text and `{{ $labels.NAME }}` actions only (the commonest rule template): rendered by
-  // appending the texts and looking the labels up, without the interpreter. Views into `main`.
+  // Texts and the commonest actions only: `{{ $labels.NAME }}`, `{{ $value }}`,
+  // `{{ $value | humanize }}` (or humanize1024, humanizePercentage, humanizeDuration, also
+  // called as `humanize $value`) and `{{ printf "FORMAT" $value }}` (or `$value | printf
+  // "FORMAT"`): rendered by appending the texts and calling the formatting the interpreter
+  // would call, without the interpreter. Such a template has no declarations or assignments,
+  // so $labels and $value are still vmalert's. Views into `main`.
   struct Piece {
-    std::string_view text;  // the text, or the label name
-    bool label = false;
+    enum class Kind : uint8_t { text, label, value, value_func, value_printf };
+    std::string_view text;  // the text, the label name, or printf's format
+    Kind kind = Kind::text;
+    tmpl::Func func = tmpl::Func::humanize;  // value_func
   };
-  bool labels_only = false;
+  bool simple = false;
+  bool simple_needs_labels = false;  // some piece is a label
   std::vector<Piece> pieces;
 };
 
@@ -164,38 +176,83 @@ void compact(std::vector<tmpl::Node>& nodes) {
   }
 }
 
-// The slot of vmalert's $labels among the predeclared variables ($ is slot 0).
-constexpr int labels_slot() {
+// The slot of a vmalert variable (`$labels`, `$value`) among the predeclared ones ($ is 0).
+constexpr int prefix_slot(std::string_view name) {
   for (int k = 0; k < tmpl::kPrefixVarCount; ++k) {
-    if (std::string_view(tmpl::kPrefixVars[k]) == "$labels") return k + 1;
+    if (std::string_view(tmpl::kPrefixVars[k]) == name) return k + 1;
   }
   return -1;
 }
 
-// Fills `impl.pieces` when the main tree is texts and `{{ $labels.NAME }}` actions only (no
-// pipes, declarations or assignments, so $labels is still vmalert's).
-void find_labels_only(TemplateImpl& impl) {
+bool is_value_var(const tmpl::Arg& a) {
+  return a.type == tmpl::ArgType::variable && a.slot == prefix_slot("$value") && a.fields.empty();
+}
+bool is_value_func(const tmpl::Arg& a) {
+  if (a.type != tmpl::ArgType::identifier) return false;
+  switch (a.func) {
+    case tmpl::Func::humanize:
+    case tmpl::Func::humanize1024:
+    case tmpl::Func::humanizePercentage:
+    case tmpl::Func::humanizeDuration:
+      return true;
+    default:
+      return false;
+  }
+}
+bool is_printf(const tmpl::Arg& a) {
+  return a.type == tmpl::ArgType::identifier && a.func == tmpl::Func::printf;
+}
+
+// The piece an action is, if it is one of TemplateImpl::Piece's forms.
+std::optional<TemplateImpl::Piece> simple_action(const tmpl::Pipe& p) {
+  using Kind = TemplateImpl::Piece::Kind;
+  if (p.is_assign || !p.decls.empty() || p.cmds.empty() || p.cmds.size() > 2) return std::nullopt;
+  const auto& a = p.cmds[0].args;
+  if (p.cmds.size() == 1) {
+    if (a.size() == 1 && a[0].type == tmpl::ArgType::variable &&
+        a[0].slot == prefix_slot("$labels") && a[0].fields.size() == 1) {
+      return TemplateImpl::Piece{a[0].fields[0], Kind::label};
+    }
+    if (a.size() == 1 && is_value_var(a[0])) return TemplateImpl::Piece{{}, Kind::value};
+    if (a.size() == 2 && is_value_func(a[0]) && is_value_var(a[1])) {
+      return TemplateImpl::Piece{{}, Kind::value_func, a[0].func};
+    }
+    if (a.size() == 3 && is_printf(a[0]) && a[1].type == tmpl::ArgType::string &&
+        is_value_var(a[2])) {
+      return TemplateImpl::Piece{a[1].text, Kind::value_printf};
+    }
+    return std::nullopt;
+  }
+  // `$value | F` and `$value | printf "FORMAT"`: the value is the last argument.
+  if (a.size() != 1 || !is_value_var(a[0])) return std::nullopt;
+  const auto& b = p.cmds[1].args;
+  if (b.size() == 1 && is_value_func(b[0]))
+    return TemplateImpl::Piece{{}, Kind::value_func, b[0].func};
+  if (b.size() == 2 && is_printf(b[0]) && b[1].type == tmpl::ArgType::string) {
+    return TemplateImpl::Piece{b[1].text, Kind::value_printf};
+  }
+  return std::nullopt;
+}
+
+// Fills `impl.pieces` when the main tree is texts and simple actions only (TemplateImpl::Piece).
+void find_simple(TemplateImpl& impl) {
   std::vector<TemplateImpl::Piece> pieces;
+  bool labels = false;
   for (const tmpl::Node& n : impl.main->root) {
     if (n.type == tmpl::NodeType::text) {
-      pieces.push_back({n.text, false});
+      pieces.push_back({n.text, TemplateImpl::Piece::Kind::text});
       continue;
     }
     if (n.type != tmpl::NodeType::action || !n.pipe) return;
-    const tmpl::Pipe& p = *n.pipe;
-    if (p.is_assign || !p.decls.empty() || p.cmds.size() != 1 ||
-        p.cmds[0].args.size() != 1) {
-      return;
-    }
-    const tmpl::Arg& a = p.cmds[0].args[0];
-    if (a.type != tmpl::ArgType::variable || a.slot != labels_slot() || a.fields.size() != 1) {
-      return;
-    }
-    pieces.push_back({a.fields[0], true});
+    auto piece = simple_action(*n.pipe);
+    if (!piece) return;
+    labels = labels || piece->kind == TemplateImpl::Piece::Kind::label;
+    pieces.push_back(*piece);
   }
   pieces.shrink_to_fit();
   impl.pieces = std::move(pieces);
-  impl.labels_only = true;
+  impl.simple = true;
+  impl.simple_needs_labels = labels;
 }
 
 const std::shared_ptr<const TemplateImpl>& empty_literal() {
@@ -302,7 +359,7 @@ core::Result<Template> Template::parse(std::string_view text, const TemplateSet*
     impl->main = std::move(parsed->main);
     impl->defines = std::move(parsed->defines);
     impl->uses_query = reaches_query(*impl->main, impl->defines, impl->shared.get());
-    find_labels_only(*impl);
+    find_simple(*impl);
   }
   t.impl_ = parse_cache().add(std::move(impl), set);
   return t;
@@ -314,22 +371,51 @@ core::Result<void> Template::render(const TemplateData& data, const TemplateEnv&
     out.append(impl_->verbatim);
     return {};
   }
-  if (impl_->labels_only && data.labels != nullptr) {
-    // What the interpreter would write, as long as every label is there and the value stays
-    // under the cap; otherwise the interpreter renders it (a missing key, the cap's error).
+  if (impl_->simple && (data.labels != nullptr || !impl_->simple_needs_labels)) {
+    // What the interpreter would write (the same formatting calls), as long as every label is
+    // there and the value stays under the cap; otherwise the interpreter renders it (a missing
+    // key, the cap's error).
+    using Kind = TemplateImpl::Piece::Kind;
     const size_t start = out.size();
     bool whole = true;
     for (const auto& piece : impl_->pieces) {
-      if (!piece.label) {
-        out.append(piece.text);
-        continue;
+      switch (piece.kind) {
+        case Kind::text:
+          out.append(piece.text);
+          break;
+        case Kind::label:
+          if (const auto v = data.labels->get(piece.text)) {
+            out.append(*v);
+          } else {
+            whole = false;
+          }
+          break;
+        case Kind::value:
+          gofmt::print_value(out, tmpl::Value::make_float(data.value));
+          break;
+        case Kind::value_func:
+          switch (piece.func) {
+            case tmpl::Func::humanize1024:
+              tmplfn::humanize1024(out, data.value);
+              break;
+            case tmpl::Func::humanizePercentage:
+              tmplfn::humanize_percentage(out, data.value);
+              break;
+            case tmpl::Func::humanizeDuration:
+              tmplfn::humanize_duration(out, data.value);
+              break;
+            default:
+              tmplfn::humanize(out, data.value);
+              break;
+          }
+          break;
+        case Kind::value_printf: {
+          const tmpl::Value arg = tmpl::Value::make_float(data.value);
+          gofmt::sprintf(out, piece.text, std::span<const tmpl::Value>(&arg, 1), kMaxRenderedBytes);
+          break;
+        }
       }
-      const auto v = data.labels->get(piece.text);
-      if (!v) {
-        whole = false;
-        break;
-      }
-      out.append(*v);
+      if (!whole || out.size() - start > kMaxRenderedBytes) break;
     }
     if (whole && out.size() - start <= kMaxRenderedBytes) return {};
     out.resize(start);

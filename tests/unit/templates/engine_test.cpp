@@ -1,5 +1,6 @@
 // The template engine's API and the Go semantics template_cases.json does not cover.
 #include <catch2/catch.hpp>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -379,6 +380,72 @@ TEST_CASE("texts and $labels.NAME only: the shortcut writes what the interpreter
   // No labels at all: the interpreter's empty map.
   f.data.labels = nullptr;
   CHECK(f.render("[{{ $labels.job }}]") == "[]");
+}
+
+TEST_CASE(
+    "$value, its humanize functions and printf: the shortcut writes what the interpreter would",
+    "[templates]") {
+  // Each form once as it is (the shortcut) and once inside {{ if true }} (the interpreter), for
+  // values that take every branch of the formatting: zero and negative zero, the SI and binary
+  // prefixes both ways, exponent forms, integers past 2^53, NaN and the infinities.
+  Fixture f;
+  const char* forms[] = {
+      "{{ $value }}",
+      "v={{$value}} on {{ $labels.instance }}",
+      "{{ $value | humanize }}",
+      "{{ humanize $value }}",
+      "{{ $value | humanize1024 }} B",
+      "{{ $value | humanizePercentage }}",
+      "{{ humanizeDuration $value }}",
+      "{{ printf \"%.2f\" $value }}%",
+      "{{ $value | printf \"%.3g|%v|%d|%s|%e\" }}",
+      "{{ printf \"%5.1f%%\" $value }} of {{ $labels.job }}",
+      "{{- $value -}} x {{ $value | humanize }} y {{ $labels.missing }}",
+  };
+  const double values[] = {0.0,
+                           -0.0,
+                           1.0,
+                           -1.5,
+                           93.5,
+                           0.000123456,
+                           1e-9,
+                           999.9999,
+                           1234.5678,
+                           1e6,
+                           12345678.9,
+                           9007199254740993.0,
+                           1e21,
+                           1e300,
+                           -2.5e-300,
+                           5e-324,
+                           86400 * 3.5,
+                           0.25,
+                           std::numeric_limits<double>::quiet_NaN(),
+                           std::numeric_limits<double>::infinity(),
+                           -std::numeric_limits<double>::infinity()};
+  for (const char* form : forms) {
+    for (double v : values) {
+      INFO(form << " with " << v);
+      f.data.value = v;
+      const std::string interpreted = f.render(std::string("{{ if true }}") + form + "{{ end }}");
+      CHECK(f.render(form) == interpreted);
+    }
+  }
+  // Near misses the shortcut must leave to the interpreter (their errors, other variables).
+  f.data.value = 2048;
+  CHECK(f.render("{{ $value | humanize 2 }}").rfind("ERR ", 0) == 0);
+  CHECK(f.render("{{ humanize $value $value }}").rfind("ERR ", 0) == 0);
+  CHECK(f.render("{{ $value.x }}").rfind("ERR ", 0) == 0);
+  CHECK(f.render("{{ $value := 3 }}{{ $value }}") == "3");
+  CHECK(f.render("{{ $value = \"s\" }}{{ $value }}") == "s");
+  CHECK(f.render("{{ printf $labels.job $value }}") == "node%!(EXTRA float64=2048)");
+  CHECK(f.render("{{ printf \"%v-%v\" $value $value }}") == "2048-2048");
+  CHECK(f.render("{{ $value | toUpper }}").rfind("ERR ", 0) == 0);
+  CHECK(f.render("{{ $value | humanize | toUpper }}") == "2.048K");
+  // No labels: a value-only template still takes the shortcut, one with a label the interpreter.
+  f.data.labels = nullptr;
+  CHECK(f.render("[{{ $value | humanize1024 }}]") == "[2ki]");
+  CHECK(f.render("[{{ $value }} {{ $labels.job }}]") == "[2048 ]");
 }
 
 TEST_CASE("a value the $labels shortcut would take past the cap fails as the interpreter's",
