@@ -523,6 +523,12 @@ void LabelsBuilder::reset(const Labels& ls) {
   for (const Label l : ls) items_.push_back(l);
 }
 
+void LabelsBuilder::reset(const LabelsBuilder& other) {
+  reset();
+  items_.reserve(other.items_.size() + 4);
+  items_.assign(other.items_.begin(), other.items_.end());
+}
+
 void LabelsBuilder::set(std::string_view name, std::string_view value) {
   // Names set in order (a series' labels as Prometheus sends them) append without a search.
   if (items_.empty() || name_before(items_.back().name, name)) {

@@ -198,6 +198,9 @@ class LabelsBuilder {
   void reset();
   // Starts over from `ls` (views into its block: keep `ls` alive while building).
   void reset(const Labels& ls);
+  // Starts over with `other`'s labels (views into its names and values: keep `other` alive,
+  // and the names it owns unchanged, while building).
+  void reset(const LabelsBuilder& other);
   void set(std::string_view name, std::string_view value);
   // Like set, with a name built by the caller (e.g. "exported_" + k): the builder keeps it.
   void set_owned(std::string name, std::string_view value);

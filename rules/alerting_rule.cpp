@@ -189,6 +189,9 @@ struct AlertingRule::Impl {
   int entries_limit = 20;
   RuleContext ctx;
   bool uses_query = false;
+  // Every label and annotation template is Template::simple(): apply() gives them its label
+  // builders to look labels up in, instead of building two label sets per series for them.
+  bool simple_templates = false;
 
   // Sorted by ID, in one array: a std::map node cost ~50 bytes more per alert (5 MB at 100k).
   // New alerts of a round are added in one merge after it (add_alerts).
@@ -319,9 +322,11 @@ core::Result<AlertingRule> AlertingRule::create(const config::RuleSpec& rule,
   auto at = parse_all(impl->annotations, "annotation", ctx.templates, where);
   if (!at) return core::fail(at.error());
   impl->annotation_tpls = std::move(*at);
+  impl->simple_templates = true;
   for (const auto* v : {&impl->label_tpls, &impl->annotation_tpls}) {
     for (const auto& t : *v) {
       if (!t.literal && t.tpl.uses_query()) impl->uses_query = true;
+      if (!t.literal && !t.tpl.simple()) impl->simple_templates = false;
     }
   }
   return AlertingRule(std::move(impl));
@@ -371,10 +376,16 @@ core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, cor
     // Views into `result`: valid through this iteration.
     ob.reset();
     for (auto e : result.labels(i)) ob.set(e.name, e.value);
-    const core::Labels series_labels = ob.build();
+    // Simple templates look labels up in the builders; others get built sets.
+    core::Labels series_labels;
+    if (!s.simple_templates) series_labels = ob.build();
 
     templates::TemplateData label_data;
-    label_data.labels = &series_labels;
+    if (s.simple_templates) {
+      label_data.label_builder = &ob;
+    } else {
+      label_data.labels = &series_labels;
+    }
     label_data.value = value;
     label_data.expr = s.expr;
     label_data.type = {};  // label templates see only $labels, $value, $expr
@@ -383,7 +394,7 @@ core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, cor
       render_into(s.label_tpls[k], label_data, env, label_values[k], stats.template_error,
                   "label");
     }
-    pb.reset(series_labels);
+    pb.reset(ob);
     pb.erase(kMetricName);
     for (size_t k = 0; k < s.label_tpls.size(); ++k) {
       add_extra_label(ob, pb, s.label_tpls[k].name, label_values[k]);
@@ -402,11 +413,14 @@ core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, cor
                         ": result contains metrics with the same labelset after applying rule "
                         "labels");
     }
-    const core::Labels origin =
-        ob.size() == series_labels.size() ? series_labels : ob.build();
-
+    core::Labels origin;
     templates::TemplateData data;
-    data.labels = &origin;
+    if (s.simple_templates) {
+      data.label_builder = &ob;
+    } else {
+      origin = ob.size() == series_labels.size() ? series_labels : ob.build();
+      data.labels = &origin;
+    }
     data.value = value;
     data.expr = s.expr;
     data.type = s.type;

@@ -371,7 +371,8 @@ core::Result<void> Template::render(const TemplateData& data, const TemplateEnv&
     out.append(impl_->verbatim);
     return {};
   }
-  if (impl_->simple && (data.labels != nullptr || !impl_->simple_needs_labels)) {
+  const bool have_labels = data.labels != nullptr || data.label_builder != nullptr;
+  if (impl_->simple && (have_labels || !impl_->simple_needs_labels)) {
     // What the interpreter would write (the same formatting calls), as long as every label is
     // there and the value stays under the cap; otherwise the interpreter renders it (a missing
     // key, the cap's error).
@@ -384,7 +385,8 @@ core::Result<void> Template::render(const TemplateData& data, const TemplateEnv&
           out.append(piece.text);
           break;
         case Kind::label:
-          if (const auto v = data.labels->get(piece.text)) {
+          if (const auto v = data.labels != nullptr ? data.labels->get(piece.text)
+                                                    : data.label_builder->get(piece.text)) {
             out.append(*v);
           } else {
             whole = false;
@@ -420,12 +422,20 @@ core::Result<void> Template::render(const TemplateData& data, const TemplateEnv&
     if (whole && out.size() - start <= kMaxRenderedBytes) return {};
     out.resize(start);
   }
+  if (data.labels == nullptr && data.label_builder != nullptr) {
+    const core::Labels built = data.label_builder->build();
+    TemplateData with_set = data;
+    with_set.labels = &built;
+    with_set.label_builder = nullptr;
+    return tmpl::execute(*impl_->main, impl_->defines, impl_->shared.get(), with_set, env, out);
+  }
   return tmpl::execute(*impl_->main, impl_->defines, impl_->shared.get(), data, env, out);
 }
 
 size_t live_parse_count() { return parse_cache().size(); }
 
 bool Template::is_literal() const { return impl_->literal; }
+bool Template::simple() const { return impl_->literal || impl_->simple; }
 bool Template::uses_query() const { return impl_->uses_query; }
 
 std::optional<core::Error> check_template(std::string_view text, const TemplateSet* shared) {

@@ -37,6 +37,10 @@ using QueryFunction = std::function<core::Result<std::vector<QuerySample>>(std::
 // labels, value and expr (the rest zero), as in vmalert.
 struct TemplateData {
   const core::Labels* labels = nullptr;  // the "origin" labels: series labels incl. __name__
+  // Instead of `labels` (when that is null): the same labels, not built into a set. A template
+  // that Template::simple() says needs no interpreter only looks labels up, so the caller can
+  // skip building a set per series; any other template builds one from it first.
+  const core::LabelsBuilder* label_builder = nullptr;
   double value = 0;
   std::string_view expr;
   std::string_view type = "prometheus";
@@ -120,6 +124,10 @@ class Template {
 
   // True when the text has no actions and renders to itself.
   [[nodiscard]] bool is_literal() const;
+  // Literal, or texts and the simple actions only ({{ $labels.NAME }}, {{ $value }} and its
+  // humanize functions and printf): rendered without the interpreter when the labels it names
+  // are there (see TemplateData::label_builder).
+  [[nodiscard]] bool simple() const;
   // True when the template (or a template it calls) uses the `query` function.
   [[nodiscard]] bool uses_query() const;
   // Whether both share one parse (tests).

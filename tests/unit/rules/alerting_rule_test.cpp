@@ -740,6 +740,41 @@ TEST_CASE("annotations see the series value of a conflicting label", "[rules][te
   CHECK(h.only_alert().labels.get("severity") == "critical");
 }
 
+TEST_CASE("simple templates read the label builders and render what built label sets give",
+          "[rules][template]") {
+  // The first rule's templates are all simple (apply() hands them its builders), the second
+  // adds one that is not (every template then gets built sets): the same labels and
+  // annotations come out, the rule's own labels, the series' conflicting value and a missing
+  // label included.
+  const core::Labels templated_labels{{"owner", "{{ $labels.instance }}-oncall"},
+                                      {"severity", "critical"}};
+  const core::Labels annotations{{"sev", "{{ $labels.severity }}"},
+                                 {"who", "{{ $labels.alertname }} on {{ $labels.owner }}"},
+                                 {"missing", "[{{ $labels.nope }}]"},
+                                 {"value", "{{ $value | humanize }} {{ $value }}"}};
+  core::Labels with_complex = annotations;
+  with_complex.set("complex", "{{ if true }}{{ $labels.instance }}{{ end }}");
+  Harness simple({.labels = templated_labels, .annotations = annotations});
+  Harness complex({.labels = templated_labels, .annotations = with_complex});
+  core::Labels ls{{"__name__", "load"}, {"instance", "a:1"}, {"severity", "warning"}};
+  REQUIRE(simple.step({{ls, 1234.5}}));
+  REQUIRE(complex.step({{ls, 1234.5}}));
+  const auto& a = simple.only_alert();
+  const auto& b = complex.only_alert();
+  CHECK(a.labels == b.labels);
+  CHECK(a.labels.get("exported_severity") == "warning");
+  CHECK(a.id == b.id);
+  for (const auto& name : {"sev", "who", "missing", "value"}) {
+    INFO(name);
+    CHECK(a.annotations.get(name) == b.annotations.get(name));
+  }
+  CHECK(a.annotations.get("sev") == "warning");
+  CHECK(a.annotations.get("who") == "HighLoad on a:1-oncall");
+  CHECK(a.annotations.get("missing") == "[]");
+  CHECK(a.annotations.get("value") == "1.234k 1234.5");
+  CHECK(b.annotations.get("complex") == "a:1");
+}
+
 TEST_CASE("annotation variables: $activeAt, $for, $alertID, $groupID, $expr", "[rules][template]") {
   Harness h({.for_ = 1min,
              .annotations = {{"ids", "{{ $alertID }}/{{ $groupID }}"},

@@ -448,6 +448,36 @@ TEST_CASE(
   CHECK(f.render("[{{ $value }} {{ $labels.job }}]") == "[2048 ]");
 }
 
+TEST_CASE("labels given as a builder render as the built set does", "[templates]") {
+  Fixture f;
+  core::LabelsBuilder b;
+  b.reset(f.labels);
+  const char* texts[] = {
+      "{{ $labels.instance }} / {{ $labels.job }}",  // simple: looked up in the builder
+      "[{{ $labels.missing }}]",                     // simple, a label missing: interpreter
+      "{{ $value | humanize }} on {{ $labels.job }}",
+      "{{ $labels.job | toUpper }} {{ len $labels }}",  // not simple: a set is built first
+      "{{ range $k, $v := $labels }}{{ $k }}={{ $v }};{{ end }}",
+      "{{ .Labels.instance }}",
+  };
+  for (const char* text : texts) {
+    INFO(text);
+    const std::string from_set = f.render(text);
+    f.data.labels = nullptr;
+    f.data.label_builder = &b;
+    CHECK(f.render(text) == from_set);
+    f.data.labels = &f.labels;
+    f.data.label_builder = nullptr;
+  }
+  auto simple = templates::Template::parse("{{ $labels.job }} {{ printf \"%.1f\" $value }}");
+  auto complex = templates::Template::parse("{{ if true }}x{{ end }}");
+  auto literal = templates::Template::parse("no actions");
+  REQUIRE((simple && complex && literal));
+  CHECK(simple->simple());
+  CHECK_FALSE(complex->simple());
+  CHECK(literal->simple());
+}
+
 TEST_CASE("a value the $labels shortcut would take past the cap fails as the interpreter's",
           "[templates]") {
   const std::string big(templates::kMaxRenderedBytes / 2 + 10, 'v');
