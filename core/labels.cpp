@@ -548,6 +548,33 @@ void LabelsBuilder::set_owned(std::string name, std::string_view value) {
   set(owned_.front(), value);
 }
 
+bool LabelsBuilder::insert_absent(std::span<const Label> sorted) {
+  const size_t n = items_.size();
+  const size_t m = sorted.size();
+  for (size_t i = 0, j = 0; i < n && j < m;) {
+    if (name_before(items_[i].name, sorted[j].name)) {
+      ++i;
+    } else if (name_before(sorted[j].name, items_[i].name)) {
+      ++j;
+    } else {
+      return false;
+    }
+  }
+  // Merged from the back, in place.
+  items_.resize(n + m);
+  size_t a = n;
+  size_t b = m;
+  size_t out = n + m;
+  while (b > 0) {
+    if (a > 0 && name_before(sorted[b - 1].name, items_[a - 1].name)) {
+      items_[--out] = items_[--a];
+    } else {
+      items_[--out] = sorted[--b];
+    }
+  }
+  return true;
+}
+
 bool LabelsBuilder::erase(std::string_view name) {
   auto it = find_name(items_, name);
   if (it == items_.end() || it->name != name) return false;

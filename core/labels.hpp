@@ -205,6 +205,10 @@ class LabelsBuilder {
   // Like set, with a name built by the caller (e.g. "exported_" + k): the builder keeps it.
   void set_owned(std::string name, std::string_view value);
   bool erase(std::string_view name);
+  // Adds `sorted` (sorted by name, names unique) when none of their names is here yet, in one
+  // merge instead of a search and an insert per label; otherwise changes nothing and returns
+  // false.
+  bool insert_absent(std::span<const Label> sorted);
   [[nodiscard]] std::optional<std::string_view> get(std::string_view name) const;
   [[nodiscard]] size_t size() const { return items_.size(); }
   [[nodiscard]] std::span<const Label> items() const { return items_; }

@@ -97,6 +97,7 @@ struct ApplyScratch {
   std::vector<std::string> label_values;       // rendered rule labels of one series
   std::vector<std::string> annotation_values;  // rendered annotations of one series
   std::vector<core::Label> annotation_items;
+  std::vector<core::Label> extra_items;  // the rule's labels for one series, sorted by name
 };
 
 ApplyScratch& apply_scratch() {
@@ -192,6 +193,10 @@ struct AlertingRule::Impl {
   // Every label and annotation template is Template::simple(): apply() gives them its label
   // builders to look labels up in, instead of building two label sets per series for them.
   bool simple_templates = false;
+  // The labels apply() adds to every series (the label templates' names, then alertname and
+  // alertgroup when set) as indexes in that order, sorted by name; empty when two of them have
+  // the same name (then each is added in turn, the later one winning: add_extra_label).
+  std::vector<uint32_t> extra_order;
 
   // Sorted by ID, in one array: a std::map node cost ~50 bytes more per alert (5 MB at 100k).
   // New alerts of a round are added in one merge after it (add_alerts).
@@ -322,6 +327,26 @@ core::Result<AlertingRule> AlertingRule::create(const config::RuleSpec& rule,
   auto at = parse_all(impl->annotations, "annotation", ctx.templates, where);
   if (!at) return core::fail(at.error());
   impl->annotation_tpls = std::move(*at);
+  {
+    std::vector<std::string_view> names;
+    for (const auto& t : impl->label_tpls) names.emplace_back(t.name);
+    if (!impl->name.empty()) names.emplace_back(kAlertNameLabel);
+    if (!ctx.disable_alertgroup_label && !impl->group_name.empty()) {
+      names.emplace_back(kAlertGroupLabel);
+    }
+    std::vector<uint32_t> order(names.size());
+    for (uint32_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::sort(order.begin(), order.end(),
+              [&](uint32_t a, uint32_t b) { return names[a] < names[b]; });
+    const bool distinct =
+        std::adjacent_find(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+          return names[a] == names[b];
+        }) == order.end();
+    // A rule label named __name__ stays in the processed set, which the merge's way of
+    // building it (the origin without __name__) would drop.
+    const bool has_name = std::find(names.begin(), names.end(), kMetricName) != names.end();
+    if (distinct && !has_name) impl->extra_order = std::move(order);
+  }
   impl->simple_templates = true;
   for (const auto* v : {&impl->label_tpls, &impl->annotation_tpls}) {
     for (const auto& t : *v) {
@@ -369,6 +394,7 @@ core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, cor
   auto& label_values = scratch.label_values;
   auto& annotation_values = scratch.annotation_values;
   auto& annotation_items = scratch.annotation_items;
+  auto& extra_items = scratch.extra_items;
   label_values.resize(s.label_tpls.size());
   annotation_values.resize(s.annotation_tpls.size());
   for (size_t i = 0; i < n; ++i) {
@@ -394,22 +420,57 @@ core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, cor
       render_into(s.label_tpls[k], label_data, env, label_values[k], stats.template_error,
                   "label");
     }
-    pb.reset(ob);
-    pb.erase(kMetricName);
-    for (size_t k = 0; k < s.label_tpls.size(); ++k) {
-      add_extra_label(ob, pb, s.label_tpls[k].name, label_values[k]);
+    // The rule's labels. When their names are distinct, none is empty and none is a series
+    // label (nearly always), adding them in turn (add_extra_label) puts exactly them into both
+    // the origin and the processed set: one merge into `ob` does, and the processed set (`ob`
+    // without __name__, which its hash skips) is built only for a new alert. Otherwise in turn.
+    bool merged = !s.extra_order.empty();
+    if (merged) {
+      extra_items.clear();
+      const size_t nt = s.label_tpls.size();
+      for (const uint32_t k : s.extra_order) {
+        core::Label l;
+        if (k < nt) {
+          l = core::Label{s.label_tpls[k].name, label_values[k]};
+        } else if (k == nt && !s.name.empty()) {
+          l = core::Label{kAlertNameLabel, s.name};
+        } else {
+          l = core::Label{kAlertGroupLabel, s.group_name};
+        }
+        if (l.value.empty()) {
+          merged = false;
+          break;
+        }
+        extra_items.push_back(l);
+      }
+      merged = merged && ob.insert_absent(extra_items);
     }
-    if (!s.name.empty()) add_extra_label(ob, pb, kAlertNameLabel, s.name);
-    if (!s.ctx.disable_alertgroup_label && !s.group_name.empty()) {
-      add_extra_label(ob, pb, kAlertGroupLabel, s.group_name);
+    if (!merged) {
+      pb.reset(ob);
+      pb.erase(kMetricName);
+      for (size_t k = 0; k < s.label_tpls.size(); ++k) {
+        add_extra_label(ob, pb, s.label_tpls[k].name, label_values[k]);
+      }
+      if (!s.name.empty()) add_extra_label(ob, pb, kAlertNameLabel, s.name);
+      if (!s.ctx.disable_alertgroup_label && !s.group_name.empty()) {
+        add_extra_label(ob, pb, kAlertGroupLabel, s.group_name);
+      }
     }
-    const uint64_t id = pb.hash_without_name();
+    // The processed set, when the merge left it unbuilt.
+    auto processed = [&]() -> const core::LabelsBuilder& {
+      if (merged) {
+        pb.reset(ob);
+        pb.erase(kMetricName);
+      }
+      return pb;
+    };
+    const uint64_t id = merged ? ob.hash_without_name() : pb.hash_without_name();
     Alert* existing = s.find(id);
     const bool repeated = existing != nullptr ? std::exchange(existing->seen, true)
                                               : !added_ids.insert(id).second;
     if (repeated) {
       s.add_alerts(added);  // as vmalert, alerts created before the duplicate stay
-      return fail_round("labels " + go_map_string(pb.build()) +
+      return fail_round("labels " + go_map_string(processed().build()) +
                         ": result contains metrics with the same labelset after applying rule "
                         "labels");
     }
@@ -458,7 +519,7 @@ core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, cor
     a.id = id;
     a.state = AlertState::pending;
     a.seen = true;
-    a.labels = pb.build_interned();  // kept for the alert's life; most labels shared
+    a.labels = processed().build_interned();  // kept for the alert's life; most labels shared
     a.annotations = core::Labels::from(annotation_items);
     a.value = value;
     a.active_at = ts;

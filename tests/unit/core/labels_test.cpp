@@ -349,3 +349,48 @@ TEST_CASE("labels: sets interned and dropped on several threads at once", "[core
   CHECK(mismatches == 0);
   CHECK(core::Labels::intern_stats().pairs == base.pairs);
 }
+
+TEST_CASE("labels: insert_absent merges what set() would add one by one, or changes nothing",
+          "[core][labels]") {
+  // Random sets and additions over a small name pool (shared prefixes, an empty name, a byte
+  // above 0x7f), so both outcomes come up: no name present (the merge must equal set() in
+  // turn) and some name present (false, the builder as it was).
+  std::mt19937 rng(77);
+  const std::string pool[] = {
+      "", "a", "ab", "abc", "b", "job", "instance", "z", "\xc3\xa9t\xc3\xa9", "__name__"};
+  int merged = 0;
+  int refused = 0;
+  for (int iter = 0; iter < 2000; ++iter) {
+    core::LabelsBuilder b;
+    core::LabelsBuilder ref;
+    static const std::string vals[] = {"", "v1", "v2", "v3", "v4", "v5"};  // builders keep views
+    for (auto k = rng() % 6; k > 0; --k) {
+      const std::string& n = pool[rng() % std::size(pool)];
+      b.set(n, vals[k]);
+      ref.set(n, vals[k]);
+    }
+    std::vector<core::Label> extra;
+    for (auto k = rng() % 4; k > 0; --k) extra.push_back({pool[rng() % std::size(pool)], "x"});
+    std::sort(extra.begin(), extra.end(),
+              [](const core::Label& x, const core::Label& y) { return x.name < y.name; });
+    extra.erase(
+        std::unique(extra.begin(), extra.end(),
+                    [](const core::Label& x, const core::Label& y) { return x.name == y.name; }),
+        extra.end());
+    bool present = false;
+    for (const auto& e : extra) present = present || ref.get(e.name).has_value();
+    const auto before = ref.build();
+    const bool ok = b.insert_absent(extra);
+    CHECK(ok == !present);
+    if (ok) {
+      ++merged;
+      for (const auto& e : extra) ref.set(e.name, e.value);
+    } else {
+      ++refused;
+    }
+    CHECK(b.build() == ref.build());
+    if (!ok) CHECK(b.build() == before);
+  }
+  CHECK(merged > 200);
+  CHECK(refused > 200);
+}

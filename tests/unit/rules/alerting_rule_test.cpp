@@ -1,12 +1,13 @@
 // The alert state machine (vmalert.md §2), driven with a manual clock.
 #include "rules/alerting_rule.hpp"
 
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <iterator>
+#include <map>
+#include <random>
 #include <set>
 #include <string>
 #include <thread>
@@ -192,6 +193,79 @@ TEST_CASE("label merging, exported_ conflicts and empty-value deletion", "[rules
       CHECK(h.only_alert().labels == c.want);
     }
   }
+}
+
+TEST_CASE("random series and rule labels give vmalert's label sets, merged or added in turn",
+          "[rules][labels]") {
+  // The model is vmalert's labelSet.add: processed starts as the series without __name__,
+  // origin as the series; each rule label (by name), then alertname and alertgroup, is set in
+  // processed, and when origin has another value that one is kept as exported_<name>; an
+  // empty value deletes. Names collide often here, so both of apply()'s ways (one merge when
+  // nothing collides, one label at a time otherwise) are taken many times.
+  std::mt19937 rng(20261206);
+  const char* names[] = {"__name__", "alertname", "alertgroup", "instance",    "job",
+                         "severity", "a",         "zz",         "exported_job"};
+  const char* values[] = {"", "x", "y", "HighLoad", "grp"};
+  auto pick = [&](auto& arr) { return std::string(arr[rng() % std::size(arr)]); };
+  int merged_like = 0;
+  for (int iter = 0; iter < 400; ++iter) {
+    INFO("iteration " << iter);
+    std::map<std::string, std::string> rule_labels;
+    for (auto k = rng() % 4; k > 0; --k) rule_labels[pick(names)] = pick(values);
+    std::map<std::string, std::string> series;
+    for (auto k = 1 + rng() % 5; k > 0; --k) {
+      std::string v = pick(values);
+      series[pick(names)] = v.empty() ? "s" : v;
+    }
+    RuleOptions o;
+    for (const auto& [k, v] : rule_labels) o.labels.set(k, v);
+    o.disable_alertgroup = rng() % 4 == 0;
+    // Simple templates only, so annotations read apply()'s builder: they must see origin.
+    o.annotations.set("seen",
+                      "{{ $labels.instance }}|{{ $labels.alertname }}|{{ $labels.job }}|"
+                      "{{ $labels.a }}|{{ $labels.severity }}");
+
+    std::map<std::string, std::string> origin = series;
+    std::map<std::string, std::string> processed = series;
+    processed.erase("__name__");
+    bool collided = false;
+    auto add = [&](const std::string& k, const std::string& v) {
+      if (v.empty()) {
+        processed.erase(k);
+        collided = true;
+        return;
+      }
+      processed[k] = v;
+      auto it = origin.find(k);
+      if (it == origin.end()) {
+        origin[k] = v;
+        return;
+      }
+      collided = true;
+      if (it->second != v) processed["exported_" + k] = it->second;
+    };
+    for (const auto& [k, v] : rule_labels) add(k, v);
+    add("alertname", "HighLoad");
+    if (!o.disable_alertgroup) add("alertgroup", "grp");
+    if (!collided) ++merged_like;
+
+    core::Labels want;
+    for (const auto& [k, v] : processed) want.set(k, v);
+    core::Labels ls;
+    for (const auto& [k, v] : series) ls.set(k, v);
+    Harness h(o);
+    REQUIRE(h.step({{ls, 1}}));
+    const auto& alert = h.only_alert();
+    CHECK(alert.labels == want);
+    CHECK(alert.id == want.hash_without_name());
+    auto get = [&](const char* k) {
+      auto it = origin.find(k);
+      return it == origin.end() ? std::string() : it->second;
+    };
+    CHECK(alert.annotations.get("seen") == get("instance") + "|" + get("alertname") + "|" +
+                                               get("job") + "|" + get("a") + "|" + get("severity"));
+  }
+  CHECK(merged_like > 40);  // the merge's case is among them
 }
 
 TEST_CASE("resolved alert becomes inactive with ResolvedAt", "[rules][state]") {
