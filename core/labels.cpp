@@ -475,14 +475,25 @@ bool Labels::append_verbatim_json(std::string& out, JsonEscape style, bool alert
   } else if (!b_->interned()) {
     out.append(b_->data(), b_->chars);
   } else {
-    out.reserve(out.size() + b_->chars);
+    // Written in place: the pairs' JSON and the separators are exactly `chars` bytes (the
+    // inline form's), so there is no capacity check per piece.
     const uint32_t* indices = b_->pair_indices();
-    for (uint32_t i = 0; i < b_->size; ++i) {
-      const Pair* p = pair_at(indices[i]);
-      out += i == 0 ? '{' : ',';
-      out.append(p->json(), p->json_len());
-    }
-    out += '}';
+    const size_t start = out.size();
+    out.resize_and_overwrite(start + b_->chars, [&](char* buf, size_t n) {
+      char* w = buf + start;
+      char* const end = buf + n;
+      for (uint32_t i = 0; i < b_->size; ++i) {
+        const Pair* p = pair_at(indices[i]);
+        const size_t len = p->json_len();
+        if (static_cast<size_t>(end - w) < len + 2) break;  // cannot happen: chars is the sum
+        *w++ = i == 0 ? '{' : ',';
+        std::memcpy(w, p->json(), len);
+        w += len;
+      }
+      if (b_->size == 0 && w < end) *w++ = '{';
+      if (w < end) *w++ = '}';
+      return static_cast<size_t>(w - buf);
+    });
   }
   return true;
 }
