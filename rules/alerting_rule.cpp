@@ -705,6 +705,10 @@ void AlertingRule::update_from(AlertingRule&& newer) {
   s.entries_limit = n.entries_limit;
   s.ctx = std::move(n.ctx);
   s.uses_query = n.uses_query;
+  // Both follow the templates and labels just taken (group and external labels can change
+  // without changing the rule's ID).
+  s.simple_templates = n.simple_templates;
+  s.extra_order = std::move(n.extra_order);
   s.history = std::move(n.history);
   // The generator URL comes from the context (-external.url, group ID): build the payload
   // fragments again at the next send.

@@ -684,6 +684,36 @@ TEST_CASE("update_from keeps alerts and takes new settings", "[rules][reload]") 
   CHECK(h.only_alert().annotations.get("summary") == "new");
 }
 
+TEST_CASE("update_from takes labels and templates that change without the rule's ID",
+          "[rules][reload]") {
+  // Group and external labels are not part of the rule's ID: a reload that adds them (or makes
+  // an annotation complex) updates the rule in place, and the next round must use the new
+  // label list and templates, not the order and shortcut worked out for the old ones.
+  Harness h({.labels = {{"zz", "{{ $labels.instance }}"}},
+             .annotations = {{"s", "{{ $labels.instance }}"}}});
+  REQUIRE(h.step({series("a")}));
+  h.rule.update_from(make_rule({.labels = {{"zz", "{{ $labels.instance }}"}},
+                                .annotations = {{"s", "{{ if true }}{{ $labels.aa }}{{ end }}"}},
+                                .group_labels = {{"aa", "g"}, {"team", "t"}},
+                                .external_labels = {{"dc", "x"}}}));
+  REQUIRE(h.step({series("a")}));
+  // The label set changed, so this is a new alert (the old one resolves).
+  const auto alerts = h.rule.alerts();
+  const auto it = std::find_if(alerts.begin(), alerts.end(), [](const rules::Alert& x) {
+    return x.state != AlertState::inactive;
+  });
+  REQUIRE(it != alerts.end());
+  const auto& a = *it;
+  CHECK(a.labels == core::Labels{{"aa", "g"},
+                                 {"alertgroup", "grp"},
+                                 {"alertname", "HighLoad"},
+                                 {"dc", "x"},
+                                 {"instance", "a"},
+                                 {"team", "t"},
+                                 {"zz", "a"}});
+  CHECK(a.annotations.get("s") == "g");
+}
+
 TEST_CASE("update history is a ring of update_entries_limit", "[rules][history]") {
   rules::UpdateHistory hist(2);
   CHECK(hist.empty());
