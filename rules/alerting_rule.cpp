@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <span>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -198,6 +199,19 @@ struct AlertingRule::Impl {
   // the same name (then each is added in turn, the later one winning: add_extra_label).
   std::vector<uint32_t> extra_order;
 
+  // The labels apply() adds to every series, in vmalert's order: the label templates' (with
+  // their rendered `values`), then alertname and alertgroup when set.
+  [[nodiscard]] size_t extra_count() const {
+    return label_tpls.size() + (name.empty() ? 0 : 1) +
+           (ctx.disable_alertgroup_label || group_name.empty() ? 0 : 1);
+  }
+  [[nodiscard]] core::Label extra_label(size_t k, std::span<const std::string> values) const {
+    const size_t nt = label_tpls.size();
+    if (k < nt) return core::Label{label_tpls[k].name, values[k]};
+    if (k == nt && !name.empty()) return core::Label{kAlertNameLabel, name};
+    return core::Label{kAlertGroupLabel, group_name};
+  }
+
   // Sorted by ID, in one array: a std::map node cost ~50 bytes more per alert (5 MB at 100k).
   // New alerts of a round are added in one merge after it (add_alerts).
   std::vector<Alert> alerts;
@@ -328,11 +342,10 @@ core::Result<AlertingRule> AlertingRule::create(const config::RuleSpec& rule,
   if (!at) return core::fail(at.error());
   impl->annotation_tpls = std::move(*at);
   {
+    const std::vector<std::string> no_values(impl->label_tpls.size());
     std::vector<std::string_view> names;
-    for (const auto& t : impl->label_tpls) names.emplace_back(t.name);
-    if (!impl->name.empty()) names.emplace_back(kAlertNameLabel);
-    if (!ctx.disable_alertgroup_label && !impl->group_name.empty()) {
-      names.emplace_back(kAlertGroupLabel);
+    for (size_t k = 0; k < impl->extra_count(); ++k) {
+      names.push_back(impl->extra_label(k, no_values).name);
     }
     std::vector<uint32_t> order(names.size());
     for (uint32_t k = 0; k < order.size(); ++k) order[k] = k;
@@ -427,16 +440,8 @@ core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, cor
     bool merged = !s.extra_order.empty();
     if (merged) {
       extra_items.clear();
-      const size_t nt = s.label_tpls.size();
       for (const uint32_t k : s.extra_order) {
-        core::Label l;
-        if (k < nt) {
-          l = core::Label{s.label_tpls[k].name, label_values[k]};
-        } else if (k == nt && !s.name.empty()) {
-          l = core::Label{kAlertNameLabel, s.name};
-        } else {
-          l = core::Label{kAlertGroupLabel, s.group_name};
-        }
+        const core::Label l = s.extra_label(k, label_values);
         if (l.value.empty()) {
           merged = false;
           break;
@@ -448,12 +453,9 @@ core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, cor
     if (!merged) {
       pb.reset(ob);
       pb.erase(kMetricName);
-      for (size_t k = 0; k < s.label_tpls.size(); ++k) {
-        add_extra_label(ob, pb, s.label_tpls[k].name, label_values[k]);
-      }
-      if (!s.name.empty()) add_extra_label(ob, pb, kAlertNameLabel, s.name);
-      if (!s.ctx.disable_alertgroup_label && !s.group_name.empty()) {
-        add_extra_label(ob, pb, kAlertGroupLabel, s.group_name);
+      for (size_t k = 0; k < s.extra_count(); ++k) {
+        const core::Label l = s.extra_label(k, label_values);
+        add_extra_label(ob, pb, l.name, l.value);
       }
     }
     // The processed set, when the merge left it unbuilt.
