@@ -15,6 +15,9 @@ BUILD_DIR=${BUILD_DIR:-build-fuzz}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 launcher=()
 if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+# One cache for every checkout path (CI's clean clones, a second clone): ccache hashes paths
+# under the source tree relative to it and leaves the build folder's own path out.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-true}
 CXX=${CXX:-clang++} cmake -S . -B "$BUILD_DIR" -G Ninja -DALERTD_FUZZ=ON \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" >/dev/null
 cmake --build "$BUILD_DIR" -- -j"${JOBS:-$(nproc)}"
