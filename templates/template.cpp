@@ -103,6 +103,7 @@ class TemplateImpl {
   // The key of its ParseCache entry.
   [[nodiscard]] std::string_view text() const { return literal ? verbatim : source; }
   bool literal = false;
+  // The parse tree; none for a simple template (below), which keeps its pieces only.
   std::shared_ptr<const tmpl::Tree> main;
   tmpl::TreeMap defines;
   std::shared_ptr<const TemplateSetData> shared;
@@ -112,7 +113,10 @@ class TemplateImpl {
   // called as `humanize $value`) and `{{ printf "FORMAT" $value }}` (or `$value | printf
   // "FORMAT"`): rendered by appending the texts and calling the formatting the interpreter
   // would call, without the interpreter. Such a template has no declarations or assignments,
-  // so $labels and $value are still vmalert's. Views into `main`.
+  // so $labels and $value are still vmalert's. Its tree is dropped once the pieces are found
+  // (a rule's unique annotation held ~2 kB of tree in 30 allocations, issue 12): only output
+  // past kMaxRenderedBytes needs the interpreter (for its error), which parses `source` again.
+  // The pieces' texts are views into `piece_text`.
   struct Piece {
     enum class Kind : uint8_t { text, label, value, value_func, value_printf };
     std::string_view text;  // the text, the label name, or printf's format
@@ -120,8 +124,8 @@ class TemplateImpl {
     tmpl::Func func = tmpl::Func::humanize;  // value_func
   };
   bool simple = false;
-  bool simple_needs_labels = false;  // some piece is a label
   std::vector<Piece> pieces;
+  std::string piece_text;
 };
 
 namespace {
@@ -237,7 +241,6 @@ std::optional<TemplateImpl::Piece> simple_action(const tmpl::Pipe& p) {
 // Fills `impl.pieces` when the main tree is texts and simple actions only (TemplateImpl::Piece).
 void find_simple(TemplateImpl& impl) {
   std::vector<TemplateImpl::Piece> pieces;
-  bool labels = false;
   for (const tmpl::Node& n : impl.main->root) {
     if (n.type == tmpl::NodeType::text) {
       pieces.push_back({n.text, TemplateImpl::Piece::Kind::text});
@@ -246,13 +249,32 @@ void find_simple(TemplateImpl& impl) {
     if (n.type != tmpl::NodeType::action || !n.pipe) return;
     auto piece = simple_action(*n.pipe);
     if (!piece) return;
-    labels = labels || piece->kind == TemplateImpl::Piece::Kind::label;
     pieces.push_back(*piece);
+  }
+  size_t size = 0;
+  for (const auto& p : pieces) size += p.text.size();
+  impl.piece_text.reserve(size);
+  for (const auto& p : pieces) impl.piece_text.append(p.text);
+  size_t at = 0;
+  for (auto& p : pieces) {
+    p.text = std::string_view(impl.piece_text).substr(at, p.text.size());
+    at += p.text.size();
   }
   pieces.shrink_to_fit();
   impl.pieces = std::move(pieces);
   impl.simple = true;
-  impl.simple_needs_labels = labels;
+  impl.main.reset();
+  impl.defines.clear();
+}
+
+// The interpreter: the template's tree, or for a simple template (which keeps none) its text
+// parsed again, which parsed before.
+core::Result<void> interpret(const TemplateImpl& impl, const TemplateData& data,
+                             const TemplateEnv& env, std::string& out) {
+  if (impl.main) return tmpl::execute(*impl.main, impl.defines, impl.shared.get(), data, env, out);
+  auto parsed = tmpl::parse_text(impl.source, "", true);
+  if (!parsed) return core::fail(parsed.error());
+  return tmpl::execute(*parsed->main, parsed->defines, impl.shared.get(), data, env, out);
 }
 
 const std::shared_ptr<const TemplateImpl>& empty_literal() {
@@ -371,25 +393,23 @@ core::Result<void> Template::render(const TemplateData& data, const TemplateEnv&
     out.append(impl_->verbatim);
     return {};
   }
-  const bool have_labels = data.labels != nullptr || data.label_builder != nullptr;
-  if (impl_->simple && (have_labels || !impl_->simple_needs_labels)) {
-    // What the interpreter would write (the same formatting calls), as long as every label is
-    // there and the value stays under the cap; otherwise the interpreter renders it (a missing
-    // key, the cap's error).
+  if (impl_->simple) {
+    // What the interpreter would write (the same formatting calls), as long as the value stays
+    // under the cap; past it the interpreter renders it for its error. A label that is not there
+    // writes nothing: $labels is a map[string]string and vmalert's templates use
+    // missingkey=zero (../shared/reference/templates.md, 4.2).
     using Kind = TemplateImpl::Piece::Kind;
     const size_t start = out.size();
-    bool whole = true;
     for (const auto& piece : impl_->pieces) {
       switch (piece.kind) {
         case Kind::text:
           out.append(piece.text);
           break;
         case Kind::label:
-          if (const auto v = data.labels != nullptr ? data.labels->get(piece.text)
-                                                    : data.label_builder->get(piece.text)) {
-            out.append(*v);
-          } else {
-            whole = false;
+          if (data.labels != nullptr) {
+            if (const auto v = data.labels->get(piece.text)) out.append(*v);
+          } else if (data.label_builder != nullptr) {
+            if (const auto v = data.label_builder->get(piece.text)) out.append(*v);
           }
           break;
         case Kind::value:
@@ -417,9 +437,9 @@ core::Result<void> Template::render(const TemplateData& data, const TemplateEnv&
           break;
         }
       }
-      if (!whole || out.size() - start > kMaxRenderedBytes) break;
+      if (out.size() - start > kMaxRenderedBytes) break;
     }
-    if (whole && out.size() - start <= kMaxRenderedBytes) return {};
+    if (out.size() - start <= kMaxRenderedBytes) return {};
     out.resize(start);
   }
   if (data.labels == nullptr && data.label_builder != nullptr) {
@@ -427,9 +447,9 @@ core::Result<void> Template::render(const TemplateData& data, const TemplateEnv&
     TemplateData with_set = data;
     with_set.labels = &built;
     with_set.label_builder = nullptr;
-    return tmpl::execute(*impl_->main, impl_->defines, impl_->shared.get(), with_set, env, out);
+    return interpret(*impl_, with_set, env, out);
   }
-  return tmpl::execute(*impl_->main, impl_->defines, impl_->shared.get(), data, env, out);
+  return interpret(*impl_, data, env, out);
 }
 
 size_t live_parse_count() { return parse_cache().size(); }

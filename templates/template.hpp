@@ -125,8 +125,8 @@ class Template {
   // True when the text has no actions and renders to itself.
   [[nodiscard]] bool is_literal() const;
   // Literal, or texts and the simple actions only ({{ $labels.NAME }}, {{ $value }} and its
-  // humanize functions and printf): rendered without the interpreter when the labels it names
-  // are there (see TemplateData::label_builder).
+  // humanize functions and printf): rendered without the interpreter (or a parse tree kept)
+  // unless its output passes kMaxRenderedBytes (see TemplateData::label_builder).
   [[nodiscard]] bool simple() const;
   // True when the template (or a template it calls) uses the `query` function.
   [[nodiscard]] bool uses_query() const;

@@ -349,7 +349,7 @@ TEST_CASE("texts and $labels.NAME only: the shortcut writes what the interpreter
       {"on {{ $labels.instance }} ({{$labels.job}})!", "on host-1:9100 (node)!"},
       {"a {{- $labels.job -}} b {{/* note */}}c", "anodeb c"},
       {"{{ $labels.job }}{{ $labels.job }}", "nodenode"},
-      // A label that is not there: "" (vmalert's missingkey=zero), by the interpreter.
+      // A label that is not there: "" (vmalert's missingkey=zero), by the shortcut too.
       {"x {{ $labels.missing }} y", "x  y"},
       {"{{ $labels.job }} {{ $labels.nope }}", "node "},
       // Near misses the shortcut must leave to the interpreter.
@@ -377,9 +377,10 @@ TEST_CASE("texts and $labels.NAME only: the shortcut writes what the interpreter
   REQUIRE(t->render(f.data, f.env, out).has_value());
   REQUIRE(t->render(f.data, f.env, out).has_value());
   CHECK(out == "pre<node><node>");
-  // No labels at all: the interpreter's empty map.
+  // No labels at all: the interpreter's empty map, both ways.
   f.data.labels = nullptr;
   CHECK(f.render("[{{ $labels.job }}]") == "[]");
+  CHECK(f.render("[{{ if true }}{{ $labels.job }}{{ end }}]") == "[]");
 }
 
 TEST_CASE(
@@ -442,7 +443,7 @@ TEST_CASE(
   CHECK(f.render("{{ printf \"%v-%v\" $value $value }}") == "2048-2048");
   CHECK(f.render("{{ $value | toUpper }}").rfind("ERR ", 0) == 0);
   CHECK(f.render("{{ $value | humanize | toUpper }}") == "2.048K");
-  // No labels: a value-only template still takes the shortcut, one with a label the interpreter.
+  // No labels: the shortcut writes "" for a label, as the interpreter's empty map does.
   f.data.labels = nullptr;
   CHECK(f.render("[{{ $value | humanize1024 }}]") == "[2ki]");
   CHECK(f.render("[{{ $value }} {{ $labels.job }}]") == "[2048 ]");
@@ -454,7 +455,7 @@ TEST_CASE("labels given as a builder render as the built set does", "[templates]
   b.reset(f.labels);
   const char* texts[] = {
       "{{ $labels.instance }} / {{ $labels.job }}",  // simple: looked up in the builder
-      "[{{ $labels.missing }}]",                     // simple, a label missing: interpreter
+      "[{{ $labels.missing }}]",                     // simple, a label missing: ""
       "{{ $value | humanize }} on {{ $labels.job }}",
       "{{ $labels.job | toUpper }} {{ len $labels }}",  // not simple: a set is built first
       "{{ range $k, $v := $labels }}{{ $k }}={{ $v }};{{ end }}",
@@ -491,4 +492,22 @@ TEST_CASE("a value the $labels shortcut would take past the cap fails as the int
   auto one = templates::render_vmalert("{{ $labels.big }}", data, env);
   REQUIRE(one.has_value());
   CHECK(*one == big);
+  // A simple template keeps no parse tree: past the cap its text is parsed again for the
+  // interpreter's error, every time, and the same template still renders under the cap.
+  auto t = templates::Template::parse("<{{ $labels.big }}{{ $labels.big }}>");
+  REQUIRE(t.has_value());
+  REQUIRE(t->simple());
+  for (int i = 0; i < 2; ++i) {
+    std::string out = "pre";
+    auto failed = t->render(data, env, out);
+    REQUIRE_FALSE(failed.has_value());
+    CHECK_THAT(failed.error().message,
+               Catch::Contains("template: :1:") && Catch::Contains("exceeds 1048576 bytes"));
+    CHECK(out == "pre");
+  }
+  core::Labels small{{"big", "s"}};
+  data.labels = &small;
+  std::string out;
+  REQUIRE(t->render(data, env, out).has_value());
+  CHECK(out == "<ss>");
 }
