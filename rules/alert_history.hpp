@@ -42,6 +42,8 @@ class DeltaText {
   }
 
  private:
+  friend class UpdateHistory;  // keeps the parts without the pointer (UpdateHistory::Entry)
+
   std::shared_ptr<const std::string> base_;
   uint32_t prefix_ = 0;
   uint32_t suffix_ = 0;
@@ -59,8 +61,9 @@ struct RuleUpdate {
   DeltaText curl;              // the request as a curl command (secrets hidden), may be empty
 };
 
-// The newest `capacity` updates of one rule (capacity >= 1), as a ring of compact entries (96
-// bytes; an error text is shared with the previous entry when equal, a curl is a DeltaText).
+// The newest `capacity` updates of one rule (capacity >= 1), as a ring of compact entries (64
+// bytes; an error text is shared with the previous entry when equal, a curl is a DeltaText's
+// parts against a shared base).
 //
 // Why a lock instead of immutable shared entries: every round's API snapshot copied 20 entry
 // pointers per rule and every entry was its own 160-byte allocation: 3.7 kB a rule, 3.7 MB of
@@ -86,20 +89,44 @@ class UpdateHistory {
   // Newest first, of the updates among the first `added_until` ever added that are still kept.
   [[nodiscard]] std::vector<RuleUpdate> newest_first(uint64_t added_until = UINT64_MAX) const;
   [[nodiscard]] size_t capacity() const { return capacity_; }
+  // Distinct texts (errors, curl bases) the entries hold (tests: at most two per entry).
+  [[nodiscard]] size_t texts_kept() const;
 
  private:
+  static constexpr uint32_t kNoText = UINT32_MAX;
+  // 64 bytes. With a DeltaText and an error pointer of its own an entry was 96: 1.9 kB a rule
+  // once the ring is full, the largest part of a rule (issue 12). The texts an entry uses (its
+  // error, its curl's base) are kept once in texts_, counted by the entries using them.
   struct Entry {
-    core::TimePoint time{};
-    core::TimePoint at{};
-    core::Duration duration{};
-    uint64_t samples = 0;
-    int64_t series_fetched = -1;  // -1 = unset
-    std::shared_ptr<const std::string> error;  // null = success
-    DeltaText curl;
+    int64_t time_ns = 0;
+    int64_t at_ns = 0;
+    int64_t duration_ns = 0;
+    uint32_t samples = 0;          // saturates at UINT32_MAX
+    uint32_t series_fetched = 0;   // 0 = unset, else the value + 1 (saturates)
+    uint32_t error = kNoText;      // texts_ index; kNoText = success
+    uint32_t curl_base = kNoText;  // texts_ index; kNoText = no curl
+    uint32_t curl_prefix = 0;      // DeltaText's parts against the base
+    uint32_t curl_suffix = 0;
+    char curl_middle[DeltaText::kMaxMiddle] = {};
+    uint8_t curl_middle_size = 0;
   };
+  static_assert(sizeof(Entry) == 64);
+  struct Text {
+    std::shared_ptr<const std::string> text;
+    uint32_t uses = 0;  // entries using it; 0 = a free slot
+  };
+  // Under mu_: a slot for `text` (used once); one more or one fewer use.
+  uint32_t keep(std::shared_ptr<const std::string> text);
+  void use(uint32_t i) {
+    if (i != kNoText) ++texts_[i].uses;
+  }
+  void drop(uint32_t i);
+  [[nodiscard]] DeltaText curl_of(const Entry& e) const;
 
   mutable std::mutex mu_;
   std::vector<Entry> entries_;  // ring; grows to capacity_ entries, never more
+  std::vector<Text> texts_;     // at most two per entry
+  std::vector<uint32_t> free_texts_;
   size_t capacity_;
   size_t next_ = 0;  // where the next entry goes once the ring is full
   uint64_t added_ = 0;

@@ -821,6 +821,63 @@ TEST_CASE("update history: a curl differing in its time only shares the previous
   CHECK(none.str().empty());
 }
 
+TEST_CASE("update history: what comes back is what was added, texts kept once",
+          "[rules][history]") {
+  // Against a model (the last `capacity` updates, whole), over random updates: errors from a
+  // small set or none, curls whose time moves on (sharing a base) or that change entirely.
+  std::mt19937 rng(12);
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  const std::vector<std::string> errors = {"", "", "timeout", "boom", "error: 503"};
+  for (size_t capacity : {size_t{1}, size_t{2}, size_t{5}, size_t{20}}) {
+    INFO("capacity " << capacity);
+    rules::UpdateHistory hist(capacity);
+    std::vector<rules::RuleUpdate> model;
+    int64_t t = 1700000000;
+    std::string host = "prom";
+    for (int i = 0; i < 400; ++i) {
+      rules::RuleUpdate u;
+      u.time = core::TimePoint(std::chrono::seconds(t));
+      u.at = u.time - std::chrono::seconds(pick(3));
+      u.duration = std::chrono::microseconds(pick(5000));
+      u.error = errors[static_cast<size_t>(pick(5))];
+      u.samples = static_cast<uint64_t>(pick(4)) * 1000;
+      if (pick(2) == 0) u.series_fetched = static_cast<uint64_t>(pick(3));
+      t += pick(4) == 0 ? 86400 + pick(4000) : 30;
+      if (pick(40) == 0) host = "prom" + std::to_string(pick(100));
+      if (pick(10) != 0) {
+        u.curl = "curl 'http://" + host +
+                 ":9090/api/v1/query?query=up&time=" + core::format_rfc3339_seconds(u.at) +
+                 "&step=30s'";
+      }
+      model.push_back(u);
+      hist.add(std::move(u));
+      const auto got = hist.newest_first();
+      const size_t n = std::min(capacity, model.size());
+      REQUIRE(got.size() == n);
+      for (size_t k = 0; k < n; ++k) {
+        const rules::RuleUpdate& want = model[model.size() - 1 - k];
+        CHECK(got[k].time == want.time);
+        CHECK(got[k].at == want.at);
+        CHECK(got[k].duration == want.duration);
+        CHECK(got[k].error == want.error);
+        CHECK(got[k].samples == want.samples);
+        CHECK(got[k].series_fetched == want.series_fetched);
+        CHECK(got[k].curl.str() == want.curl.str());
+      }
+      CHECK(hist.texts_kept() <= 2 * n);
+    }
+  }
+  // Counts past 32 bits saturate; 0 fetched is not "unset".
+  rules::UpdateHistory hist(2);
+  hist.add({.samples = uint64_t{1} << 40, .series_fetched = uint64_t{1} << 40});
+  hist.add({.samples = 0, .series_fetched = 0});
+  const auto got = hist.newest_first();
+  REQUIRE(got.size() == 2);
+  CHECK(got[0].series_fetched == 0u);
+  CHECK(got[1].samples == UINT32_MAX);
+  CHECK(got[1].series_fetched == UINT32_MAX - 1);
+}
+
 // --- with the template engine (templates/) ---
 
 TEST_CASE("label and annotation templates", "[rules][template]") {
