@@ -492,6 +492,18 @@ int dry_run(const Flags& flags) {
   return 0;
 }
 
+namespace {
+
+// By when every group has run its first two rounds (its first comes within one interval):
+// three of the longest interval, from 5 s to 15 minutes.
+std::chrono::steady_clock::duration first_rounds_within(
+    const std::vector<config::GroupSpec>& groups) {
+  core::Duration longest{};
+  for (const auto& g : groups) longest = std::max(longest, g.effective_interval);
+  return std::clamp<core::Duration>(3 * longest, std::chrono::seconds(5), std::chrono::minutes(15));
+}
+
+}  // namespace
 
 int run(const Flags& flags) {
   tune_malloc();
@@ -679,6 +691,7 @@ int run(const Flags& flags) {
   } else {
     ctx.alert_source = std::move(*source);
   }
+  const auto first_rounds = first_rounds_within(initial->rules.groups);
   if (auto applied = manager.apply(std::move(initial->rules.groups), ctx,
                                    std::move(initial->templates), initial->templates_checksum);
       !applied) {
@@ -731,6 +744,7 @@ int run(const Flags& flags) {
         }
         bool changed = !periodic;
         if (!err && !shutting_down) {
+          const auto reloaded_rounds = first_rounds_within((*loaded)->rules.groups);
           auto applied = manager.apply(std::move((*loaded)->rules.groups), ctx,
                                        std::move((*loaded)->templates),
                                        (*loaded)->templates_checksum);
@@ -755,6 +769,7 @@ int run(const Flags& flags) {
                   "configuration reloaded: {} group(s) started, {} updated, {} unchanged, {} "
                   "stopped",
                   applied->started, applied->updated, applied->unchanged, applied->stopped);
+              memory_releaser().after_startup(reloaded_rounds);
             }
           }
         }
@@ -880,6 +895,8 @@ int run(const Flags& flags) {
   }
   spdlog::info("alertd started: {} group(s) from {} file(s); listening on {}", manager.size(),
                initial->rules.files.size(), fmt::join(listening, ", "));
+  // What only startup used (option parsing, yaml-cpp, the loader's tables) leaves RSS.
+  memory_releaser().after_startup(first_rounds);
   // Set when the HTTP thread's loop has run out of work (after shutdown(): every connection
   // done), so that the exit waits for requests in progress at most
   // -http.maxGracefulShutdownDuration.

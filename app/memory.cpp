@@ -1,7 +1,10 @@
 #include "app/memory.hpp"
 
 #include <fcntl.h>
+#include <link.h>
 #include <malloc.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,24 +12,100 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <utility>
+#include <vector>
 
 namespace app {
 
 namespace {
 
-// Resident bytes of the process (/proc/self/statm's second field), 0 when unknown.
-size_t resident_bytes() {
+struct Statm {
+  size_t resident = 0;  // bytes
+  size_t shared = 0;    // bytes of the resident ones backed by files (RssFile + RssShmem)
+};
+
+// /proc/self/statm's second and third fields; zeros when unknown.
+Statm read_statm() {
   const int fd = ::open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
+  if (fd < 0) return {};
   char buf[128];
   const ssize_t n = ::read(fd, buf, sizeof(buf) - 1);
   ::close(fd);
-  if (n <= 0) return 0;
+  if (n <= 0) return {};
   buf[n] = '\0';
   unsigned long long size = 0;
   unsigned long long resident = 0;
-  if (std::sscanf(buf, "%llu %llu", &size, &resident) != 2) return 0;
-  return static_cast<size_t>(resident) * static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  unsigned long long shared = 0;
+  if (std::sscanf(buf, "%llu %llu %llu", &size, &resident, &shared) != 3) return {};
+  const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  return {static_cast<size_t>(resident) * page, static_cast<size_t>(shared) * page};
+}
+
+size_t resident_bytes() { return read_statm().resident; }
+
+using Ranges = std::vector<std::pair<uintptr_t, uintptr_t>>;
+
+// The mappings holding anonymous pages, from /proc/self/smaps: in a read-only segment these are
+// pages written after all (a debugger's breakpoint, a hot patch), whose only copy they are.
+Ranges written_mappings() {
+  Ranges out;
+  std::FILE* f = std::fopen("/proc/self/smaps", "re");
+  if (f == nullptr) return out;
+  char line[512];
+  uintptr_t begin = 0;
+  uintptr_t end = 0;
+  while (std::fgets(line, sizeof(line), f) != nullptr) {
+    unsigned long long b = 0;
+    unsigned long long e = 0;
+    unsigned long long kb = 0;
+    if (std::sscanf(line, "%llx-%llx ", &b, &e) == 2) {
+      begin = static_cast<uintptr_t>(b);
+      end = static_cast<uintptr_t>(e);
+    } else if (std::sscanf(line, "Anonymous: %llu kB", &kb) == 1 && kb > 0) {
+      out.emplace_back(begin, end);
+    }
+  }
+  std::fclose(f);
+  return out;
+}
+
+// dl_iterate_phdr's callback: runs with the loader's lock held, so no object is unloaded (and
+// its range reused) while its segments are released. `data`: the written_mappings().
+int release_object(struct dl_phdr_info* info, size_t /*size*/, void* data) {
+  const auto& written = *static_cast<const Ranges*>(data);
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t vdso = ::getauxval(AT_SYSINFO_EHDR);
+  for (ElfW(Half) i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type == PT_LOAD && vdso != 0 && info->dlpi_addr + ph.p_vaddr <= vdso &&
+        vdso < info->dlpi_addr + ph.p_vaddr + ph.p_memsz) {
+      return 0;  // the vDSO: the kernel's own pages
+    }
+    if (ph.p_type != PT_DYNAMIC) continue;
+    // Text relocations: the loader wrote into a read-only segment, which then holds the only
+    // copy of what it wrote.
+    const auto* dyn = reinterpret_cast<const ElfW(Dyn)*>(info->dlpi_addr + ph.p_vaddr);
+    for (; dyn->d_tag != DT_NULL; ++dyn) {
+      if (dyn->d_tag == DT_TEXTREL) return 0;
+      if (dyn->d_tag == DT_FLAGS && (dyn->d_un.d_val & DF_TEXTREL) != 0) return 0;
+    }
+  }
+  for (ElfW(Half) i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD || (ph.p_flags & PF_W) != 0) continue;
+    // Whole pages inside the segment only: a page it shares with a writable neighbour keeps
+    // that neighbour's data.
+    const uintptr_t begin = (info->dlpi_addr + ph.p_vaddr + page - 1) & ~(page - 1);
+    const uintptr_t end = (info->dlpi_addr + ph.p_vaddr + ph.p_memsz) & ~(page - 1);
+    const bool was_written = std::any_of(written.begin(), written.end(), [&](const auto& w) {
+      return w.first < end && begin < w.second;
+    });
+    if (end > begin && !was_written) {
+      // EINVAL for a locked range (mlockall): it stays resident, as asked.
+      ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+    }
+  }
+  return 0;
 }
 
 }  // namespace
@@ -44,6 +123,14 @@ void tune_malloc() {
     mallopt(M_ARENA_MAX, 1);
   }
 #endif
+}
+
+size_t release_file_pages() {
+  const Ranges written = written_mappings();
+  const Statm before = read_statm();
+  ::dl_iterate_phdr(release_object, const_cast<Ranges*>(&written));
+  const Statm after = read_statm();
+  return before.shared > after.shared ? before.shared - after.shared : 0;
 }
 
 MemoryReleaser::MemoryReleaser(size_t min_growth,
@@ -74,10 +161,27 @@ void MemoryReleaser::after_work() {
   cv_.notify_one();
 }
 
+void MemoryReleaser::after_startup(std::chrono::steady_clock::duration again_after) {
+  {
+    std::lock_guard lock(mu_);
+    release_files_ = true;
+    release_again_at_ = std::chrono::steady_clock::now() + again_after;
+  }
+  after_work();
+}
+
 void MemoryReleaser::run() {
   std::unique_lock lock(mu_);
   for (;;) {
-    cv_.wait(lock, [this] { return stop_ || pending_; });
+    // A request, or the second release after_startup() asked for.
+    while (!stop_ && !pending_) {
+      if (!release_again_at_) {
+        cv_.wait(lock);
+      } else if (cv_.wait_until(lock, *release_again_at_) == std::cv_status::timeout) {
+        last_request_ = std::chrono::steady_clock::now();
+        pending_ = true;
+      }
+    }
     if (stop_) return;
     // Wait until requests have stopped coming for `settle`, and the last check is
     // `min_check_interval` old.
@@ -88,8 +192,19 @@ void MemoryReleaser::run() {
     }
     pending_ = false;
     last_check_ = std::chrono::steady_clock::now();
+    if (release_again_at_ && last_check_ >= *release_again_at_) {
+      release_again_at_.reset();
+      release_files_ = true;
+    }
+    const bool release_files = std::exchange(release_files_, false);
     lock.unlock();
     check_now();
+    if (release_files) {
+      const size_t released = release_file_pages();
+      std::lock_guard counts(mu_);
+      ++file_releases_;
+      file_bytes_released_ = released;
+    }
     lock.lock();
   }
 }
@@ -111,6 +226,16 @@ uint64_t MemoryReleaser::checks() const {
 uint64_t MemoryReleaser::trims() const {
   std::lock_guard lock(mu_);
   return trims_;
+}
+
+uint64_t MemoryReleaser::file_releases() const {
+  std::lock_guard lock(mu_);
+  return file_releases_;
+}
+
+size_t MemoryReleaser::file_bytes_released() const {
+  std::lock_guard lock(mu_);
+  return file_bytes_released_;
 }
 
 bool MemoryReleaser::check() {

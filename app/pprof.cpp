@@ -9,6 +9,8 @@
 #include <iterator>
 #include <string>
 
+#include "app/memory.hpp"
+
 namespace app {
 
 namespace {
@@ -111,6 +113,10 @@ net::ServerResponse mallinfo_text() {
   line("uordblks", m.uordblks, "bytes in use (allocated)");
   line("fordblks", m.fordblks, "bytes free in the arenas");
   line("keepcost", m.keepcost, "releasable bytes at the top of the main arena");
+  line("file_releases", memory_releaser().file_releases(),
+       "releases of read-only file pages (after startup and reloads)");
+  line("file_bytes_released", memory_releaser().file_bytes_released(),
+       "file-backed bytes the last release took out of RSS");
   return text(200, std::move(body));
 }
 

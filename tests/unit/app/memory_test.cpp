@@ -1,9 +1,17 @@
 // app::MemoryReleaser: free heap pages that stay resident go back; requests are coalesced.
 #include "app/memory.hpp"
 
+#include <link.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstdint>
+#include <cstdio>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -82,4 +90,154 @@ TEST_CASE("memory releaser: destroyed with a check pending", "[app][memory]") {
   r->after_work();
   r.reset();  // joins at once: the wait is cut short
   SUCCEED("destructor returned");
+}
+
+namespace {
+
+// FNV-1a over the bytes of the test binary's own read-only segments (its code and constants).
+struct ReadOnlySum {
+  uint64_t hash = 1469598103934665603ull;
+  size_t bytes = 0;
+};
+
+int sum_executable(struct dl_phdr_info* info, size_t /*size*/, void* data) {
+  auto* sum = static_cast<ReadOnlySum*>(data);
+  for (ElfW(Half) i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD || (ph.p_flags & PF_W) != 0) continue;
+    const auto* p = reinterpret_cast<const unsigned char*>(info->dlpi_addr + ph.p_vaddr);
+    for (size_t j = 0; j < ph.p_memsz; ++j) sum->hash = (sum->hash ^ p[j]) * 1099511628211ull;
+    sum->bytes += ph.p_memsz;
+  }
+  return 1;  // the first object is the executable
+}
+
+ReadOnlySum executable_sum() {
+  ReadOnlySum sum;
+  dl_iterate_phdr(sum_executable, &sum);
+  return sum;
+}
+
+}  // namespace
+
+TEST_CASE("release_file_pages: read-only pages leave RSS, and read back the same",
+          "[app][memory]") {
+  const ReadOnlySum before = executable_sum();  // every read-only page of the binary resident
+  REQUIRE(before.bytes > (size_t{1} << 20));
+  const size_t rss_before = rss();
+  const size_t released = app::release_file_pages();
+  const size_t rss_after = rss();
+  INFO("released " << released << " bytes; RSS " << rss_before << " -> " << rss_after);
+  // At least the binary's own pages, just read in full, left the resident set.
+  CHECK(released >= before.bytes / 2);
+  CHECK(rss_after + before.bytes / 2 <= rss_before);
+  // Read again, from the page cache: the same bytes. Code in the binary and in libraries runs.
+  const ReadOnlySum again = executable_sum();
+  CHECK(again.bytes == before.bytes);
+  CHECK(again.hash == before.hash);
+  std::vector<std::string> words{"pear", "apple", "fig"};
+  std::sort(words.begin(), words.end());
+  CHECK(words == std::vector<std::string>{"apple", "fig", "pear"});
+  CHECK(std::to_string(1.5) == "1.500000");
+}
+
+TEST_CASE("memory releaser: after_startup() releases file pages once, at its next check",
+          "[app][memory]") {
+  app::MemoryReleaser r(size_t{4} << 20, std::chrono::milliseconds(0),
+                        std::chrono::milliseconds(20));
+  (void)executable_sum();  // the binary's pages resident
+  r.after_startup(std::chrono::hours(1));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (r.file_releases() == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  CHECK(r.file_releases() == 1);
+  CHECK(r.file_bytes_released() > 0);
+  // A plain request checks the heap only.
+  const uint64_t checks = r.checks();
+  r.after_work();
+  while (r.checks() == checks && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  CHECK(r.checks() == checks + 1);
+  CHECK(r.file_releases() == 1);
+}
+
+TEST_CASE("memory releaser: after_startup() releases again once the first rounds are done",
+          "[app][memory]") {
+  app::MemoryReleaser r(size_t{4} << 20, std::chrono::milliseconds(0),
+                        std::chrono::milliseconds(20));
+  r.after_startup(std::chrono::milliseconds(300));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (r.file_releases() == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  CHECK(r.file_releases() == 1);
+  (void)executable_sum();  // the binary's pages resident again
+  // No request comes: the second release runs on its own, once.
+  while (r.file_releases() == 1 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  CHECK(r.file_releases() == 2);
+  CHECK(r.file_bytes_released() > 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  CHECK(r.file_releases() == 2);
+}
+
+namespace {
+
+// The first whole page of the test binary's code.
+int first_code_page(struct dl_phdr_info* info, size_t /*size*/, void* data) {
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  for (ElfW(Half) i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD || (ph.p_flags & PF_X) == 0 || ph.p_memsz < 3 * page) continue;
+    *static_cast<uintptr_t*>(data) = (info->dlpi_addr + ph.p_vaddr + page - 1) & ~(page - 1);
+    return 1;
+  }
+  return 1;
+}
+
+// /proc/self/pagemap: whether the page at `addr` is mapped, and whether it is the file's page
+// (false: an anonymous copy).
+struct PageState {
+  bool present = false;
+  bool file = false;
+};
+PageState page_state(uintptr_t addr) {
+  PageState st;
+  std::FILE* f = std::fopen("/proc/self/pagemap", "re");
+  if (f == nullptr) return st;
+  uint64_t entry = 0;
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  if (std::fseek(f, static_cast<long>(addr / page * sizeof(entry)), SEEK_SET) == 0 &&
+      std::fread(&entry, sizeof(entry), 1, f) == 1) {
+    st.present = (entry >> 63) & 1;
+    st.file = (entry >> 61) & 1;
+  }
+  std::fclose(f);
+  return st;
+}
+
+}  // namespace
+
+TEST_CASE("release_file_pages: a written page of code stays (a debugger's breakpoint)",
+          "[app][memory]") {
+  uintptr_t code = 0;
+  dl_iterate_phdr(first_code_page, &code);
+  REQUIRE(code != 0);
+  const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  auto* p = reinterpret_cast<volatile unsigned char*>(code);
+  // As a debugger does: write into the code (here the byte that is there), which makes the page
+  // an anonymous copy. The page stays executable: it may hold the PLT that calls mprotect.
+  REQUIRE(::mprotect(reinterpret_cast<void*>(code), page, PROT_READ | PROT_WRITE | PROT_EXEC) == 0);
+  *p = *p;
+  REQUIRE(::mprotect(reinterpret_cast<void*>(code), page, PROT_READ | PROT_EXEC) == 0);
+  const PageState written = page_state(code);
+  REQUIRE(written.present);
+  CHECK_FALSE(written.file);
+  (void)app::release_file_pages();
+  const PageState after = page_state(code);
+  CHECK(after.present);  // still the written copy: not dropped (that would undo the write)
+  CHECK_FALSE(after.file);
 }
