@@ -5,14 +5,17 @@
 // it never leaves execute(), which returns a Result.
 #include "templates/exec.hpp"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <memory>
 
 #include "core/duration.hpp"
 #include "core/limit_hits.hpp"
-#include "templates/go_fmt.hpp"
 #include "templates/funcs.hpp"
+#include "templates/go_fmt.hpp"
 
 namespace templates::tmpl {
 
@@ -453,11 +456,45 @@ int64_t dur_round(int64_t v, int64_t m, bool round) {
   return v + m - r;
 }
 
+// The calling thread's stack, as far as a render may use it: nested blocks inside recursive
+// {{ template }} calls can go deeper than any stack (1000 calls x 1000 levels of nesting), so a
+// render stops with an error once its frames come within kStackReserve of the stack's end.
+// Zeros when unknown (no check).
+struct StackBounds {
+  uintptr_t low = 0;    // the stack's lowest address
+  uintptr_t floor = 0;  // low + the reserve: frames below it stop the render
+};
+
+constexpr size_t kStackReserve = size_t{256} << 10;  // room to throw (more under sanitizers)
+
+const StackBounds& stack_bounds() {
+  thread_local const StackBounds bounds = [] {
+    StackBounds b;
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0) return b;
+    void* addr = nullptr;
+    size_t size = 0;
+    if (pthread_attr_getstack(&attr, &addr, &size) == 0 && size > 0) {
+      b.low = reinterpret_cast<uintptr_t>(addr);
+      b.floor = b.low + std::min(kStackReserve, size / 4);
+    }
+    pthread_attr_destroy(&attr);
+    return b;
+  }();
+  return bounds;
+}
+
 class State {
  public:
   State(const RootData& root, std::string& out, Scratch& sc, const TreeMap& own,
         const TemplateSetData* shared)
-      : root_(root), out_(out), start_(out.size()), sc_(sc), own_(own), shared_(shared) {}
+      : root_(root),
+        out_(out),
+        start_(out.size()),
+        sc_(sc),
+        own_(own),
+        shared_(shared),
+        stack_(stack_bounds()) {}
 
   void run(const Tree& t) {
     tree_ = &t;
@@ -582,8 +619,18 @@ class State {
     }
   }
 
+  // Before going a level deeper (a list of nodes, a pipeline): stops when the stack is nearly
+  // full. The frame's address is on the thread's stack (also with a sanitizer's fake stack).
+  void check_stack() const {
+    const auto sp = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+    if (sp < stack_.floor && sp >= stack_.low) {
+      errorf("exceeded maximum template depth (the thread's stack is nearly full)");
+    }
+  }
+
   // ---- walking ----
   Flow walk(const Value& dot, const std::vector<Node>& list) {
+    check_stack();
     for (const Node& n : list) {
       spend(1, Ctx{CtxKind::node, &n, n.pos});
       switch (n.type) {
@@ -755,6 +802,7 @@ class State {
   // ---- evaluation ----
   Value eval_pipeline(const Value& dot, const Pipe* pipe) {
     if (pipe == nullptr) return {};
+    check_stack();
     at(*pipe);
     Value value;
     bool has = false;
@@ -1365,6 +1413,7 @@ class State {
   Scratch& sc_;
   const TreeMap& own_;
   const TemplateSetData* shared_;
+  const StackBounds& stack_;
   const Tree* tree_ = nullptr;
   size_t base_ = 0;
   int depth_ = 0;

@@ -1,4 +1,6 @@
 // The template engine's API and the Go semantics template_cases.json does not cover.
+#include <pthread.h>
+
 #include <catch2/catch.hpp>
 #include <limits>
 #include <string>
@@ -257,6 +259,45 @@ TEST_CASE("runaway recursion is stopped", "[templates]") {
   Fixture f;
   const std::string got = f.render("{{ define \"r\" }}{{ template \"r\" }}{{ end }}{{ template \"r\" }}");
   CHECK_THAT(got, Catch::Contains("exceeded maximum template depth"));
+}
+
+TEST_CASE("nesting inside recursion stops before the stack ends, on any thread", "[templates]") {
+  // 900 nested blocks in a define that calls itself: 1000 calls deep, 900,000 levels of walking.
+  std::string deep = "{{ define \"d\" }}";
+  for (int i = 0; i < 900; ++i) deep += "{{ if 1 }}";
+  deep += "{{ template \"d\" }}";
+  for (int i = 0; i < 900; ++i) deep += "{{ end }}";
+  deep += "{{ end }}{{ template \"d\" }}";
+  const std::string error = "exceeded maximum template depth (the thread's stack is nearly full)";
+  Fixture f;
+  CHECK_THAT(f.render(deep), Catch::Contains(error));
+  // A thread with a 1 MiB stack: the same error, then a template that fits renders.
+  struct Job {
+    Fixture* f;
+    const std::string* deep;
+    std::string got;
+    std::string fits;
+  } job{&f, &deep, {}, {}};
+  pthread_attr_t attr;
+  REQUIRE(pthread_attr_init(&attr) == 0);
+  REQUIRE(pthread_attr_setstacksize(&attr, size_t{1} << 20) == 0);
+  pthread_t thread;
+  const int rc = pthread_create(
+      &thread, &attr,
+      [](void* p) -> void* {
+        auto* j = static_cast<Job*>(p);
+        j->got = j->f->render(*j->deep);
+        j->fits = j->f->render(
+            "{{ define \"r\" }}{{ if . }}{{ if 1 }}{{ template \"r\" 0 }}{{ end }}{{ else }}ok"
+            "{{ end }}{{ end }}{{ template \"r\" 1 }}");
+        return nullptr;
+      },
+      &job);
+  pthread_attr_destroy(&attr);
+  REQUIRE(rc == 0);
+  pthread_join(thread, nullptr);
+  CHECK_THAT(job.got, Catch::Contains(error));
+  CHECK(job.fits == "ok");
 }
 
 TEST_CASE("a text parsed again shares the live parse; copies share it too", "[templates]") {
