@@ -46,8 +46,13 @@ rounds_of_all() {  # MIN: every group has done at least MIN rounds
   done
 }
 
-# Steady state first: a few rounds, then a few seconds for the releaser's own check.
+# Steady state first: a few rounds, the two releases of file pages only startup and the first
+# rounds used (app/memory.hpp; their timing would otherwise decide which code pages the
+# baseline holds), then a few seconds for the releaser's own check.
 wait_for 20 "5 rounds of every group" rounds_of_all 5
+file_releases() { curl -fsS "$A/debug/pprof/mallinfo" | awk '$1 == "file_releases" {print $2}'; }
+released_twice() { [ "$(file_releases)" -ge 2 ]; }
+wait_for 30 "the file pages only startup used released twice" released_twice
 # One allocator arena (app/memory.hpp, tune_malloc): API reads on the HTTP thread, several at
 # once, allocate from the main heap; glibc would otherwise give that thread an arena of its own.
 readers=()
