@@ -47,10 +47,11 @@ using Ranges = std::vector<std::pair<uintptr_t, uintptr_t>>;
 
 // The mappings holding anonymous pages, from /proc/self/smaps: in a read-only segment these are
 // pages written after all (a debugger's breakpoint, a hot patch), whose only copy they are.
-Ranges written_mappings() {
+// Nothing when smaps cannot be read: then nothing is released.
+std::optional<Ranges> written_mappings() {
   Ranges out;
   std::FILE* f = std::fopen("/proc/self/smaps", "re");
-  if (f == nullptr) return out;
+  if (f == nullptr) return std::nullopt;
   char line[512];
   uintptr_t begin = 0;
   uintptr_t end = 0;
@@ -126,9 +127,10 @@ void tune_malloc() {
 }
 
 size_t release_file_pages() {
-  const Ranges written = written_mappings();
+  const std::optional<Ranges> written = written_mappings();
+  if (!written) return 0;
   const Statm before = read_statm();
-  ::dl_iterate_phdr(release_object, const_cast<Ranges*>(&written));
+  ::dl_iterate_phdr(release_object, const_cast<Ranges*>(&*written));
   const Statm after = read_statm();
   return before.shared > after.shared ? before.shared - after.shared : 0;
 }

@@ -45,8 +45,9 @@ void tune_malloc();
 // Unmaps the resident pages of every read-only segment (code, constants, symbol tables) of the
 // executable and its loaded libraries. These pages are never written, so the kernel maps them
 // again from the page cache when they are next used. Objects with text relocations, and
-// segments with pages written after all (a debugger's breakpoints), are left alone. Returns how
-// many bytes of file-backed memory left the resident set (0 when unknown).
+// segments with pages written after all (a debugger's breakpoints), are left alone; without
+// /proc/self/smaps to tell those, nothing is released. Returns how many bytes of file-backed
+// memory left the resident set (0 when unknown).
 size_t release_file_pages();
 
 class MemoryReleaser {
