@@ -4,7 +4,7 @@
 set -euo pipefail
 
 PACKAGES=(
-  build-essential g++ cmake ninja-build ccache pkg-config
+  build-essential g++ cmake ninja-build ccache pkg-config lld
   clang libclang-rt-14-dev
   libboost-dev libboost-program-options-dev
   rapidjson-dev libyaml-cpp-dev libspdlog-dev libfmt-dev catch2 libre2-dev
