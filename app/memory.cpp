@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -91,7 +92,12 @@ int release_object(struct dl_phdr_info* info, size_t /*size*/, void* data) {
       if (dyn->d_tag == DT_FLAGS && (dyn->d_un.d_val & DF_TEXTREL) != 0) return 0;
     }
   }
-  for (ElfW(Half) i = 0; i < info->dlpi_phnum; ++i) {
+  // The ranges first, then the releases: the program headers sit in the object's first
+  // read-only page, and reading them after that page went would bring it back, with the kernel's
+  // fault-around (up to 64 kB) beside it, for every object.
+  std::array<std::pair<uintptr_t, uintptr_t>, 16> ranges{};
+  size_t n = 0;
+  for (ElfW(Half) i = 0; i < info->dlpi_phnum && n < ranges.size(); ++i) {
     const ElfW(Phdr)& ph = info->dlpi_phdr[i];
     if (ph.p_type != PT_LOAD || (ph.p_flags & PF_W) != 0) continue;
     // Whole pages inside the segment only: a page it shares with a writable neighbour keeps
@@ -101,10 +107,12 @@ int release_object(struct dl_phdr_info* info, size_t /*size*/, void* data) {
     const bool was_written = std::any_of(written.begin(), written.end(), [&](const auto& w) {
       return w.first < end && begin < w.second;
     });
-    if (end > begin && !was_written) {
-      // EINVAL for a locked range (mlockall): it stays resident, as asked.
-      ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
-    }
+    if (end > begin && !was_written) ranges[n++] = {begin, end};
+  }
+  for (size_t i = 0; i < n; ++i) {
+    // EINVAL for a locked range (mlockall): it stays resident, as asked.
+    ::madvise(reinterpret_cast<void*>(ranges[i].first), ranges[i].second - ranges[i].first,
+              MADV_DONTNEED);
   }
   return 0;
 }
