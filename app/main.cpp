@@ -5,6 +5,7 @@
 
 #include "app/daemon.hpp"
 #include "app/flags.hpp"
+#include "app/memory.hpp"
 
 #ifndef ALERTD_VERSION
 #define ALERTD_VERSION "0.1.0"
@@ -37,5 +38,8 @@ int main(int argc, char** argv) {
   }
   if (flags.dry_run) return app::dry_run(flags);
   if (!flags.replay_time_from.empty() || !flags.replay_time_to.empty()) return app::replay(flags);
+  // The daemon only: one exec, so that no late symbol binding brings the libraries' symbol
+  // tables back after the memory releaser took them out (app/memory.hpp).
+  app::bind_symbols_at_start(argv);
   return app::run(flags);
 }

@@ -134,6 +134,27 @@ void tune_malloc() {
 #endif
 }
 
+void bind_symbols_at_start(char** argv) {
+  // Set beside LD_BIND_NOW by the process that re-executes, read by the re-executed one.
+  static constexpr const char* kMarker = "ALERTD_BOUND_AT_START";
+  if (std::getenv(kMarker) != nullptr) {
+    // Read by the loader already; what this process starts need not inherit either.
+    ::unsetenv("LD_BIND_NOW");
+    ::unsetenv(kMarker);
+    return;
+  }
+  if (std::getenv("LD_BIND_NOW") != nullptr) return;
+  const char* preload = std::getenv("LD_PRELOAD");
+  if (preload != nullptr && *preload != '\0') return;
+  if (::setenv("LD_BIND_NOW", "1", 1) != 0 || ::setenv(kMarker, "1", 1) != 0) {
+    ::unsetenv("LD_BIND_NOW");
+    return;
+  }
+  ::execv("/proc/self/exe", argv);
+  ::unsetenv("LD_BIND_NOW");
+  ::unsetenv(kMarker);
+}
+
 size_t release_file_pages() {
   const std::optional<Ranges> written = written_mappings();
   if (!written) return 0;

@@ -3,6 +3,7 @@
 
 #include <link.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -275,4 +276,62 @@ TEST_CASE("release_file_pages: the program headers it reads stay released", "[ap
   REQUIRE(page_state(phdr).present);  // just read; page_state's calls are bound from here on
   (void)app::release_file_pages();
   CHECK_FALSE(page_state(phdr).present);
+}
+
+// Run by the test below in the re-executed test binary: what the daemon finds after
+// bind_symbols_at_start() re-executed it.
+TEST_CASE("bind_symbols_at_start: the re-executed process", "[.bind_child]") {
+  const char* bind_now = std::getenv("LD_BIND_NOW");
+  REQUIRE(bind_now != nullptr);
+  REQUIRE(std::string(bind_now) == "1");
+  app::bind_symbols_at_start(nullptr);  // the re-executed side: returns at once
+  REQUIRE(std::getenv("LD_BIND_NOW") == nullptr);
+  REQUIRE(std::getenv("ALERTD_BOUND_AT_START") == nullptr);
+  std::_Exit(42);  // the parent's proof that this ran and passed (Catch exits 0 for no test)
+}
+
+TEST_CASE("bind_symbols_at_start: re-executes once with LD_BIND_NOW=1, then cleans up",
+          "[app][memory]") {
+  ::unsetenv("LD_BIND_NOW");
+  ::unsetenv("ALERTD_BOUND_AT_START");
+  const char* preload = std::getenv("LD_PRELOAD");
+  if (preload != nullptr && *preload != '\0') {
+    WARN("LD_PRELOAD is set (" << preload << "): bind_symbols_at_start() leaves such a process be");
+    return;
+  }
+  std::string name = "bind_symbols_at_start: the re-executed process";
+  std::string self = "unit_app";
+  char* child_argv[] = {self.data(), name.data(), nullptr};
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    // Quiet: the parent checks the exit status.
+    std::FILE* null = std::freopen("/dev/null", "w", stdout);
+    (void)null;
+    app::bind_symbols_at_start(child_argv);
+    ::_exit(97);  // not re-executed
+  }
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 42);  // 97: no exec; 0 or 1: the child's test did not pass
+  CHECK(std::getenv("LD_BIND_NOW") == nullptr);  // this process untouched
+}
+
+TEST_CASE("bind_symbols_at_start: leaves LD_BIND_NOW the user set, and preloaded tools, be",
+          "[app][memory]") {
+  ::setenv("LD_BIND_NOW", "", 1);
+  app::bind_symbols_at_start(nullptr);  // returns: no exec with a null argv
+  CHECK(std::string(std::getenv("LD_BIND_NOW")) == "");
+  ::unsetenv("LD_BIND_NOW");
+  const char* preload = std::getenv("LD_PRELOAD");
+  const std::string saved = preload == nullptr ? "" : preload;
+  ::setenv("LD_PRELOAD", "libnothing.so", 1);
+  app::bind_symbols_at_start(nullptr);
+  CHECK(std::getenv("LD_BIND_NOW") == nullptr);
+  if (preload == nullptr) {
+    ::unsetenv("LD_PRELOAD");
+  } else {
+    ::setenv("LD_PRELOAD", saved.c_str(), 1);
+  }
 }
