@@ -197,6 +197,7 @@ void MemoryReleaser::after_startup(std::chrono::steady_clock::duration again_aft
     std::lock_guard lock(mu_);
     release_files_ = true;
     release_again_at_ = std::chrono::steady_clock::now() + again_after;
+    files_settle_ = again_after;
   }
   after_work();
 }
@@ -227,16 +228,43 @@ void MemoryReleaser::run() {
       release_again_at_.reset();
       release_files_ = true;
     }
-    const bool release_files = std::exchange(release_files_, false);
+    const bool asked = std::exchange(release_files_, false);
+    const std::optional<std::chrono::steady_clock::duration> settle_files = files_settle_;
     lock.unlock();
-    check_now();
-    if (release_files) {
-      const size_t released = release_file_pages();
-      std::lock_guard counts(mu_);
-      ++file_releases_;
-      file_bytes_released_ = released;
+    bool trimmed = false;
+    {
+      std::lock_guard check_lock(check_mu_);
+      trimmed = check();
     }
+    // Work the rounds do not do (a refused answer's error path, a first burst of API reads)
+    // leaves its code pages resident. The first check once the last asked-for release is
+    // `settle_files` old (the rounds have brought back what they use by then) notes the level;
+    // a later one that finds the file pages grown beyond it releases them again, at most once
+    // per `settle_files` (a spike still running brings some back: the next one takes them).
+    const auto now = std::chrono::steady_clock::now();
+    bool grown = false;
+    if (settle_files && now >= files_released_at_ + *settle_files) {
+      const size_t files = read_statm().shared;
+      if (!files_base_) {
+        files_base_ = files;
+      } else {
+        grown = files > *files_base_ + std::max(kMinFileGrowth, *files_base_ / 8);
+      }
+    }
+    std::optional<size_t> released;
+    if (asked || grown) {
+      released = release_file_pages();
+      if (asked) files_base_.reset();  // after startup or a reload: the work may differ
+      files_released_at_ = now;
+    }
+    // Counted once the whole check is done: a caller that saw the count go up sees its effects.
     lock.lock();
+    ++checks_;
+    if (trimmed) ++trims_;
+    if (released) {
+      ++file_releases_;
+      file_bytes_released_ = *released;
+    }
   }
 }
 

@@ -28,6 +28,11 @@
 //    every loaded object; what is used is mapped again from the page cache on its next touch
 //    (a minor fault), the rest stays out of the process. The second release drops what only
 //    the first rounds used (first-time symbol binding, new alerts, the first notifications).
+//    Later, a check also releases them when they have grown by 512 kB (or an eighth) beyond
+//    the level the first check after the first rounds saw (three longest intervals after the
+//    release at startup or reload), at most once per three longest intervals: the code only a
+//    spike ran (a refused answer's error path, a first burst of API reads) leaves too, and the
+//    rounds' own code, back by then, does not cause a release.
 //  - bind_symbols_at_start() (first thing the daemon does): the libraries bind their calls
 //    into each other lazily, at a call's first use, and each such binding looks the name up in
 //    the symbol tables of every library before the one defining it. One late first call (a
@@ -80,7 +85,8 @@ class MemoryReleaser {
   void after_work();
   void after_round() { after_work(); }
   // Startup or a reload is over: the next check also runs release_file_pages(), and so does
-  // the first check `again_after` later.
+  // the first check `again_after` later; from then on, so does a check that finds the file
+  // pages grown (see the top of this file) once the last release is `again_after` old.
   void after_startup(std::chrono::steady_clock::duration again_after);
   // Runs a check now, on the calling thread; returns whether it trimmed (tests, /debug).
   bool check_now();
@@ -111,6 +117,17 @@ class MemoryReleaser {
   uint64_t trims_ = 0;
   uint64_t file_releases_ = 0;
   size_t file_bytes_released_ = 0;
+
+  // Set by after_startup(): how long after a release of file pages the work has brought back
+  // what it uses; unset, file pages are released only when asked.
+  std::optional<std::chrono::steady_clock::duration> files_settle_;
+  // The releaser thread's own: when file pages were last released, and the file-backed
+  // resident bytes the first check files_settle_ after the last asked-for release saw (unset
+  // before that check). A later check that finds them grown by kMinFileGrowth (or an eighth)
+  // beyond that releases them again, files_settle_ after the last release at the earliest.
+  static constexpr size_t kMinFileGrowth = size_t{512} << 10;
+  std::optional<size_t> files_base_;
+  std::chrono::steady_clock::time_point files_released_at_{};
 
   std::mutex check_mu_;
   size_t slack_after_trim_ = 0;  // resident bytes beyond the heap in use, after a trim

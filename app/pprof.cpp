@@ -114,7 +114,7 @@ net::ServerResponse mallinfo_text() {
   line("fordblks", m.fordblks, "bytes free in the arenas");
   line("keepcost", m.keepcost, "releasable bytes at the top of the main arena");
   line("file_releases", memory_releaser().file_releases(),
-       "releases of read-only file pages (after startup and reloads)");
+       "releases of read-only file pages (after startup, reloads and work the rounds do not do)");
   line("file_bytes_released", memory_releaser().file_bytes_released(),
        "file-backed bytes the last release took out of RSS");
   return text(200, std::move(body));
