@@ -2,13 +2,15 @@
 # Regenerates app/link_order.txt: the functions a running alertd uses, in the order the linker
 # lays them out (see the file's header and docs/performance.md, "Code a running daemon uses").
 # Runs the daemon benchmark's workload (tests/bench/daemon: fake datasource and Alertmanager,
-# 10 groups x 10 rules x 10 series, every alert firing) under callgrind and records what ran:
-#   1. rounds: alerting rules, notifications (after start-up, which is left out);
+# every alert firing) under callgrind and records what ran, in this order:
+#   1. rounds of the 1k size (10 groups x 10 rules x 10 series): alerting rules, notifications
+#      (after start-up, which is left out);
 #   2. what remote write and recording rules add (a second run with both);
-#   3. what scraping /metrics adds, then reading /api/v1/rules, /api/v1/alerts, /api/v1/groups.
-# Needs valgrind and python3; takes about two minutes.
+#   3. what rounds of the 10k size (10 x 100 x 10) add;
+#   4. what scraping /metrics adds, then reading /api/v1/rules, /api/v1/alerts, /api/v1/groups.
+# Needs valgrind and python3; takes about five minutes.
 #   BIN   the alertd to profile (default: build/app/alertd, built if missing)
-#   PORT  first of six local ports to use (default 18760)
+#   PORT  first of nine local ports to use (default 18760)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-build/app/alertd}
@@ -93,7 +95,14 @@ run recording $((PORT + 3)) -rule="$tmp/alerts.yml" -rule="$tmp/recording.yml" \
   -remoteWrite.url=http://127.0.0.1:$((PORT + 5)) -remoteWrite.flushInterval=1s
 profile 1 $((10 * INTERVAL))
 kill "$vg"
+# The 10k size: its rounds fill several POSTs, supersede queued notifications and trim the
+# heap, which the 1k rounds above do not.
+python3 "$bench/gen_rules.py" 10 100 10 >"$tmp/alerts10k.yml"
+INTERVAL=10
+run alerts10k $((PORT + 6)) -rule="$tmp/alerts10k.yml"
+profile 1 $((8 * INTERVAL))
+kill "$vg"
 sleep 2
 
 python3 scripts/link_order.py "$BIN" app/link_order.txt "$(part alerts 1)" \
-  "$(part recording 1)" "$(part alerts 2)" "$(part alerts 3)"
+  "$(part recording 1)" "$(part alerts10k 1)" "$(part alerts 2)" "$(part alerts 3)"
