@@ -1,5 +1,6 @@
 #include "app/memory.hpp"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <link.h>
 #include <malloc.h>
@@ -134,6 +135,14 @@ void tune_malloc() {
 #endif
 }
 
+bool malloc_is_libcs() {
+  void* const sym = ::dlsym(RTLD_DEFAULT, "malloc");
+  Dl_info info{};
+  if (sym == nullptr || ::dladdr(sym, &info) == 0 || info.dli_fname == nullptr) return false;
+  const char* const base = std::strrchr(info.dli_fname, '/');
+  return std::strncmp(base == nullptr ? info.dli_fname : base + 1, "libc.so", 7) == 0;
+}
+
 void bind_symbols_at_start(char** argv) {
   // Set beside LD_BIND_NOW by the process that re-executes, read by the re-executed one.
   static constexpr const char* kMarker = "ALERTD_BOUND_AT_START";
@@ -146,6 +155,9 @@ void bind_symbols_at_start(char** argv) {
   if (std::getenv("LD_BIND_NOW") != nullptr) return;
   const char* preload = std::getenv("LD_PRELOAD");
   if (preload != nullptr && *preload != '\0') return;
+  // heaptrack's preloaded library takes LD_PRELOAD out of the environment: the exec would drop
+  // it. A malloc not from libc means some tool or allocator is in the process; leave it be.
+  if (!malloc_is_libcs()) return;
   if (::setenv("LD_BIND_NOW", "1", 1) != 0 || ::setenv(kMarker, "1", 1) != 0) {
     ::unsetenv("LD_BIND_NOW");
     return;

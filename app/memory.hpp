@@ -66,10 +66,15 @@ size_t release_file_pages();
 // environment, so the dynamic loader binds every symbol of every library at start-up. Returns
 // in the re-executed process (having taken both variables it set out of the environment again,
 // so nothing it starts inherits them), and without re-executing when LD_BIND_NOW is set already
-// (to anything, even empty: the user's choice), when LD_PRELOAD is (a tool such as valgrind or
-// heaptrack is in the process), or when the exec fails (no /proc): the process then goes on as
-// it is, only with more of its libraries' pages resident.
+// (to anything, even empty: the user's choice), when LD_PRELOAD is (a tool such as valgrind is
+// in the process), when malloc is not libc's (heaptrack, which takes itself out of LD_PRELOAD,
+// a sanitizer, another allocator), or when the exec fails (no /proc): the process then goes on
+// as it is, only with more of its libraries' pages resident.
 void bind_symbols_at_start(char** argv);
+
+// Whether the malloc calls resolve to is libc's (not a sanitizer's, a profiler's or another
+// allocator's).
+[[nodiscard]] bool malloc_is_libcs();
 
 class MemoryReleaser {
  public:

@@ -386,6 +386,10 @@ TEST_CASE("bind_symbols_at_start: re-executes once with LD_BIND_NOW=1, then clea
     WARN("LD_PRELOAD is set (" << preload << "): bind_symbols_at_start() leaves such a process be");
     return;
   }
+  if (!app::malloc_is_libcs()) {
+    WARN("malloc is not libc's (a sanitizer build): bind_symbols_at_start() leaves it be");
+    return;
+  }
   std::string name = "bind_symbols_at_start: the re-executed process";
   std::string self = "unit_app";
   char* child_argv[] = {self.data(), name.data(), nullptr};
@@ -403,6 +407,14 @@ TEST_CASE("bind_symbols_at_start: re-executes once with LD_BIND_NOW=1, then clea
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 42);  // 97: no exec; 0 or 1: the child's test did not pass
   CHECK(std::getenv("LD_BIND_NOW") == nullptr);  // this process untouched
+}
+
+TEST_CASE("malloc_is_libcs: false only where a sanitizer replaced malloc", "[app][memory]") {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  CHECK_FALSE(app::malloc_is_libcs());
+#else
+  CHECK(app::malloc_is_libcs());
+#endif
 }
 
 TEST_CASE("bind_symbols_at_start: leaves LD_BIND_NOW the user set, and preloaded tools, be",
