@@ -6,6 +6,7 @@
 #include <malloc.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -145,8 +146,11 @@ bool malloc_is_libcs() {
 
 void bind_symbols_at_start(char** argv) {
   // Set beside LD_BIND_NOW by the process that re-executes, read by the re-executed one.
+  // Its value is the process name (comm) before the exec: executing /proc/self/exe names the
+  // process "exe" (ps, top, pgrep, the journal's _COMM), so the re-executed one takes it back.
   static constexpr const char* kMarker = "ALERTD_BOUND_AT_START";
-  if (std::getenv(kMarker) != nullptr) {
+  if (const char* name = std::getenv(kMarker); name != nullptr) {
+    if (*name != '\0') ::prctl(PR_SET_NAME, name, 0, 0, 0);
     // Read by the loader already; what this process starts need not inherit either.
     ::unsetenv("LD_BIND_NOW");
     ::unsetenv(kMarker);
@@ -158,7 +162,9 @@ void bind_symbols_at_start(char** argv) {
   // heaptrack's preloaded library takes LD_PRELOAD out of the environment: the exec would drop
   // it. A malloc not from libc means some tool or allocator is in the process; leave it be.
   if (!malloc_is_libcs()) return;
-  if (::setenv("LD_BIND_NOW", "1", 1) != 0 || ::setenv(kMarker, "1", 1) != 0) {
+  char name[17] = {};  // PR_GET_NAME writes at most 16 bytes, the terminator included
+  if (::prctl(PR_GET_NAME, name, 0, 0, 0) != 0) name[0] = '\0';
+  if (::setenv("LD_BIND_NOW", "1", 1) != 0 || ::setenv(kMarker, name, 1) != 0) {
     ::unsetenv("LD_BIND_NOW");
     return;
   }

@@ -64,12 +64,13 @@ size_t release_file_pages();
 
 // Re-executes this program (/proc/self/exe, the same argv and PID) with LD_BIND_NOW=1 in its
 // environment, so the dynamic loader binds every symbol of every library at start-up. Returns
-// in the re-executed process (having taken both variables it set out of the environment again,
-// so nothing it starts inherits them), and without re-executing when LD_BIND_NOW is set already
-// (to anything, even empty: the user's choice), when LD_PRELOAD is (a tool such as valgrind is
-// in the process), when malloc is not libc's (heaptrack, which takes itself out of LD_PRELOAD,
-// a sanitizer, another allocator), or when the exec fails (no /proc): the process then goes on
-// as it is, only with more of its libraries' pages resident.
+// in the re-executed process (having given it back the process name the exec took, and taken
+// both variables it set out of the environment again, so nothing it starts inherits them),
+// and without re-executing when LD_BIND_NOW is set already (to anything, even empty: the
+// user's choice), when LD_PRELOAD is (a tool such as valgrind is in the process), when malloc
+// is not libc's (heaptrack, which takes itself out of LD_PRELOAD; a sanitizer; another
+// allocator), or when the exec fails (no /proc): the process then goes on as it is, only with
+// more of its libraries' pages resident.
 void bind_symbols_at_start(char** argv);
 
 // Whether the malloc calls resolve to is libc's (not a sanitizer's, a profiler's or another

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -374,11 +375,16 @@ TEST_CASE("bind_symbols_at_start: the re-executed process", "[.bind_child]") {
   app::bind_symbols_at_start(nullptr);  // the re-executed side: returns at once
   REQUIRE(std::getenv("LD_BIND_NOW") == nullptr);
   REQUIRE(std::getenv("ALERTD_BOUND_AT_START") == nullptr);
+  char name[17] = {};
+  REQUIRE(::prctl(PR_GET_NAME, name, 0, 0, 0) == 0);
+  REQUIRE(std::string(name) == "bind-parent");  // not "exe", the exec's
   std::_Exit(42);  // the parent's proof that this ran and passed (Catch exits 0 for no test)
 }
 
-TEST_CASE("bind_symbols_at_start: re-executes once with LD_BIND_NOW=1, then cleans up",
-          "[app][memory]") {
+TEST_CASE(
+    "bind_symbols_at_start: re-executes once with LD_BIND_NOW=1 under the same name, "
+    "then cleans up",
+    "[app][memory]") {
   ::unsetenv("LD_BIND_NOW");
   ::unsetenv("ALERTD_BOUND_AT_START");
   const char* preload = std::getenv("LD_PRELOAD");
@@ -399,6 +405,7 @@ TEST_CASE("bind_symbols_at_start: re-executes once with LD_BIND_NOW=1, then clea
     // Quiet: the parent checks the exit status.
     std::FILE* null = std::freopen("/dev/null", "w", stdout);
     (void)null;
+    ::prctl(PR_SET_NAME, "bind-parent", 0, 0, 0);  // the name the re-executed child keeps
     app::bind_symbols_at_start(child_argv);
     ::_exit(97);  // not re-executed
   }
