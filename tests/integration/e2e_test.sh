@@ -57,6 +57,9 @@ it_track "$ALERTD_PID"
 A="http://127.0.0.1:$ALERTD_PORT"
 wait_for 10 "alertd /-/ready" curl -fsS -o /dev/null "$A/-/ready"
 [ "$(curl -fsS "$A/-/healthy")" = OK ] || fail "/-/healthy"
+# It executed itself once at start (LD_BIND_NOW, docs/deploy.md): same PID, same name.
+NAME=$(cat "/proc/$ALERTD_PID/comm")
+[ "$NAME" = "$(basename "$ALERTD" | cut -c1-15)" ] || fail "process name after start: $NAME"
 
 am_alerts() { curl -fsS "http://127.0.0.1:$AM_PORT/api/v2/alerts?filter=alertname%3D%22E2EHot%22"; }
 has_alerts() {  # expected count
