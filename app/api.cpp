@@ -143,7 +143,7 @@ void append_update(std::string& out, const rules::RuleUpdate& u) {
   out += ",\"series_fetched\":";
   out += u.series_fetched ? std::to_string(*u.series_fetched) : std::string("null");
   out += ",\"curl\":";
-  append_json_string(out, u.curl.str());
+  append_json_string(out, u.curl_text());
   out += '}';
 }
 

@@ -311,9 +311,9 @@ std::string rule_page(const GroupSnapshot& g, const RuleSnapshot& r) {
       append_html_escaped(out, u.error);
       out += "</pre>";
     }
-    if (!u.curl.empty()) {
+    if (const std::string curl = u.curl_text(); !curl.empty()) {
       out += "<details><summary>request</summary><pre>";
-      append_html_escaped(out, u.curl.str());
+      append_html_escaped(out, curl);
       out += "</pre></details>";
     }
     out += "</td></tr>";

@@ -20,6 +20,9 @@ struct GroupScheduler::Slot {
   std::unique_ptr<core::QueryResult> result;
   rules::EvalInfo info;
   std::chrono::steady_clock::time_point started{};
+  // The rule's request as curl (EvalInfo::curl), made once per querier: slots are rebuilt with
+  // a new one.
+  std::shared_ptr<const rules::CurlMaker> curl;
 };
 
 struct GroupScheduler::PendingUpdate {
@@ -191,7 +194,8 @@ void GroupScheduler::launch(size_t i) {
   slot.result = take_result();
   slot.info = {};
   slot.info.started = deps_.clock.now();
-  slot.info.curl = querier_->request_curl(group_->rule(i).expr(), times_.query_ts);
+  if (slot.curl == nullptr) slot.curl = querier_->curl_maker(group_->rule(i).expr());
+  slot.info.curl = slot.curl;
   slot.started = deps_.clock.monotonic();
   deps_.counters.execution_total.fetch_add(1, std::memory_order_relaxed);
   // The querier completes on the loop (possibly before query() returns, as fakes do).

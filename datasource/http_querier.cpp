@@ -94,6 +94,52 @@ struct Args {
   std::string_view end;
 };
 
+// `endpoint`?query-string, the per-query parts filled from `a`.
+std::string render_url(std::string_view endpoint, const std::vector<Part>& parts, const Args& a) {
+  std::string url;
+  url.reserve(endpoint.size() + 64 + a.expr.size() * 2);
+  url.append(endpoint).push_back('?');
+  for (const Part& p : parts) {
+    switch (p.kind) {
+      case Part::Kind::fixed:
+        url.append(p.text);
+        break;
+      case Part::Kind::query:
+        net::append_query_escaped(url, a.expr);
+        break;
+      case Part::Kind::time:
+        net::append_query_escaped(url, a.time);
+        break;
+      case Part::Kind::start:
+        net::append_query_escaped(url, a.start);
+        break;
+      case Part::Kind::end:
+        net::append_query_escaped(url, a.end);
+        break;
+    }
+  }
+  return url;
+}
+
+// What an instant query's curl command is made of, fixed when the querier is built and shared
+// by the curl makers of its rules (which outlive it in the rules' update histories).
+struct CurlForm {
+  std::string endpoint;
+  std::vector<Part> parts;  // the display parts: secret-looking arguments hidden
+  std::string prefix;       // "curl -X POST -H '...' ..."
+
+  [[nodiscard]] std::string command(std::string_view expr, core::TimePoint ts) const {
+    const std::string time = core::format_rfc3339_seconds(ts);
+    const std::string url = net::redact_url(render_url(endpoint, parts, Args{expr, time, {}, {}}));
+    std::string out;
+    out.reserve(prefix.size() + url.size() + 8);
+    out.append(prefix);
+    out += ' ';
+    append_shell_quoted(out, url);
+    return out;
+  }
+};
+
 class State : public std::enable_shared_from_this<State> {
  public:
   // range: /api/v1/query_range for replay, as vmalert's: start, end, step = the group
@@ -138,29 +184,29 @@ class State : public std::enable_shared_from_this<State> {
       }
       if (!replaced) headers_.emplace_back(name, value);
     }
-    // The curl command's fixed part (the headers do not change per query), built once: every
-    // rule's every round records its command.
-    curl_prefix_ = "curl -X POST";
-    for (const auto& [name, value] : headers_) {
-      curl_prefix_ += " -H ";
-      append_shell_quoted(curl_prefix_,
-                          name + ": " +
-                              (core::iequals(name, "authorization") || net::looks_secret(name)
-                                   ? std::string("<secret>")
-                                   : value));
+    // What every rule's curl command is made of (the headers do not change per query).
+    if (!range_) {
+      CurlForm form{.endpoint = shared_->endpoint,
+                    .parts = display_parts_.empty() ? parts_ : display_parts_,
+                    .prefix = "curl -X POST"};
+      for (const auto& [name, value] : headers_) {
+        form.prefix += " -H ";
+        append_shell_quoted(form.prefix,
+                            name + ": " +
+                                (core::iequals(name, "authorization") || net::looks_secret(name)
+                                     ? std::string("<secret>")
+                                     : value));
+      }
+      curl_form_ = std::make_shared<const CurlForm>(std::move(form));
     }
   }
 
-  [[nodiscard]] std::string request_curl(std::string_view expr, core::TimePoint ts) const {
-    const std::string time = core::format_rfc3339_seconds(ts);
-    const std::string url = net::redact_url(
-        render(display_parts_.empty() ? parts_ : display_parts_, Args{expr, time, {}, {}}));
-    std::string out;
-    out.reserve(curl_prefix_.size() + url.size() + 8);
-    out.append(curl_prefix_);
-    out += ' ';
-    append_shell_quoted(out, url);
-    return out;
+  [[nodiscard]] std::shared_ptr<const CurlMaker> curl_maker(std::string_view expr) const {
+    if (curl_form_ == nullptr) return nullptr;
+    return std::make_shared<const CurlMaker>(
+        [form = curl_form_, expr = std::string(expr)](core::TimePoint ts) {
+          return form->command(expr, ts);
+        });
   }
 
   void query(std::string_view expr, core::TimePoint ts, core::QueryResult& out, QueryDone done) {
@@ -256,30 +302,7 @@ class State : public std::enable_shared_from_this<State> {
   }
 
   std::string render(const std::vector<Part>& parts, const Args& a) const {
-    const std::string& endpoint = range_ ? shared_->range_endpoint : shared_->endpoint;
-    std::string url;
-    url.reserve(endpoint.size() + 64 + a.expr.size() * 2);
-    url.append(endpoint).push_back('?');
-    for (const Part& p : parts) {
-      switch (p.kind) {
-        case Part::Kind::fixed:
-          url.append(p.text);
-          break;
-        case Part::Kind::query:
-          net::append_query_escaped(url, a.expr);
-          break;
-        case Part::Kind::time:
-          net::append_query_escaped(url, a.time);
-          break;
-        case Part::Kind::start:
-          net::append_query_escaped(url, a.start);
-          break;
-        case Part::Kind::end:
-          net::append_query_escaped(url, a.end);
-          break;
-      }
-    }
-    return url;
+    return render_url(range_ ? shared_->range_endpoint : shared_->endpoint, parts, a);
   }
 
   [[nodiscard]] std::string display_url(const Call& call) const {
@@ -345,7 +368,7 @@ class State : public std::enable_shared_from_this<State> {
   std::vector<Part> display_parts_;  // with secret-looking args hidden; empty = same as parts_
   bool secret_args_ = false;
   net::Headers headers_;
-  std::string curl_prefix_;  // "curl -X POST -H '...' ...", see request_curl
+  std::shared_ptr<const CurlForm> curl_form_;  // instant queries' curl commands (curl_maker)
   std::vector<std::unique_ptr<InstantParser>> free_parsers_;
 };
 
@@ -358,9 +381,8 @@ class HttpQuerier final : public Querier {
              QueryDone done) override {
     state_->query(expr, ts, out, std::move(done));
   }
-  [[nodiscard]] std::string request_curl(std::string_view expr,
-                                         core::TimePoint ts) const override {
-    return state_->request_curl(expr, ts);
+  [[nodiscard]] std::shared_ptr<const CurlMaker> curl_maker(std::string_view expr) const override {
+    return state_->curl_maker(expr);
   }
 
  private:

@@ -28,6 +28,8 @@ struct QuerierParams {
 };
 
 using QueryDone = std::function<void(std::optional<core::Error>)>;
+// A request as a curl command for a query timestamp (Querier::curl_maker).
+using CurlMaker = std::function<std::string(core::TimePoint)>;
 
 class Querier {
  public:
@@ -38,12 +40,17 @@ class Querier {
   // `out` must stay alive until `done` runs.
   virtual void query(std::string_view expr, core::TimePoint ts, core::QueryResult& out,
                      QueryDone done) = 0;
-  // The request query(expr, ts) sends, as a shell-quoted curl command with secrets hidden (a
-  // rule's update history shows it, as vmalert's "curl" field). Default: none ("").
-  [[nodiscard]] virtual std::string request_curl(std::string_view expr, core::TimePoint ts) const {
+  // Makes the request query(expr, ts) sends, as a shell-quoted curl command with secrets
+  // hidden, for any ts (a rule's update history shows it, as vmalert's "curl" field). It holds
+  // what it needs, not this querier: a history may outlive it. Default: none (null).
+  [[nodiscard]] virtual std::shared_ptr<const CurlMaker> curl_maker(std::string_view expr) const {
     (void)expr;
-    (void)ts;
-    return {};
+    return nullptr;
+  }
+  // curl_maker(expr)'s command for ts; "" without a maker.
+  [[nodiscard]] std::string request_curl(std::string_view expr, core::TimePoint ts) const {
+    const auto maker = curl_maker(expr);
+    return maker != nullptr && *maker ? (*maker)(ts) : std::string();
   }
 };
 

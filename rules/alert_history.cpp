@@ -1,71 +1,29 @@
 #include "rules/alert_history.hpp"
 
 #include <algorithm>
-#include <climits>
 #include <cstdint>
-#include <cstring>
 #include <utility>
 
 namespace rules {
 
 UpdateHistory::UpdateHistory(size_t capacity) : capacity_(capacity < 1 ? 1 : capacity) {}
 
-DeltaText DeltaText::against(const DeltaText& earlier, std::string_view n) {
-  const std::string* base = earlier.base_.get();
-  if (base == nullptr || n.size() > UINT32_MAX) return DeltaText(std::string(n));
-  const std::string_view b = *base;
-  size_t pre = 0;
-  const size_t common = std::min(b.size(), n.size());
-  while (pre < common && b[pre] == n[pre]) ++pre;
-  size_t suf = 0;
-  while (suf < common - pre && b[b.size() - 1 - suf] == n[n.size() - 1 - suf]) ++suf;
-  const size_t mid = n.size() - pre - suf;
-  if (mid > kMaxMiddle) return DeltaText(std::string(n));
-  DeltaText d;
-  d.base_ = earlier.base_;
-  d.prefix_ = static_cast<uint32_t>(pre);
-  d.suffix_ = static_cast<uint32_t>(suf);
-  if (mid > 0) std::memcpy(d.middle_, n.data() + pre, mid);
-  d.middle_size_ = static_cast<uint8_t>(mid);
-  return d;
-}
-
-std::string DeltaText::str() const {
-  std::string out;
-  if (base_ == nullptr) return out;
-  out.reserve(size());
-  out.append(*base_, 0, prefix_);
-  out.append(middle_, middle_size_);
-  out.append(*base_, base_->size() - suffix_, suffix_);
-  return out;
-}
-
-uint32_t UpdateHistory::keep(std::shared_ptr<const std::string> text) {
+uint32_t UpdateHistory::keep(Text t) {
+  t.uses = 1;
   if (!free_texts_.empty()) {
     const uint32_t i = free_texts_.back();
     free_texts_.pop_back();
-    texts_[i] = Text{std::move(text), 1};
+    texts_[i] = std::move(t);
     return i;
   }
-  texts_.push_back(Text{std::move(text), 1});
+  texts_.push_back(std::move(t));
   return static_cast<uint32_t>(texts_.size() - 1);
 }
 
 void UpdateHistory::drop(uint32_t i) {
   if (i == kNoText || --texts_[i].uses > 0) return;
-  texts_[i].text.reset();
+  texts_[i] = Text{};
   free_texts_.push_back(i);
-}
-
-DeltaText UpdateHistory::curl_of(const Entry& e) const {
-  DeltaText d;
-  if (e.curl_base == kNoText) return d;
-  d.base_ = texts_[e.curl_base].text;
-  d.prefix_ = e.curl_prefix;
-  d.suffix_ = e.curl_suffix;
-  std::memcpy(d.middle_, e.curl_middle, e.curl_middle_size);
-  d.middle_size_ = e.curl_middle_size;
-  return d;
 }
 
 void UpdateHistory::add(RuleUpdate u) {
@@ -83,28 +41,20 @@ void UpdateHistory::add(RuleUpdate u) {
       entries_.empty() ? nullptr : &entries_[(next_ + entries_.size() - 1) % entries_.size()];
   // The new entry's texts are counted before the entry it replaces lets go of its own (with a
   // capacity of 1 they are the same entry).
-  if (!u.curl.empty()) {
-    if (prev != nullptr && prev->curl_base != kNoText) {
-      u.curl = DeltaText::against(curl_of(*prev), u.curl.str());
-    }
-    if (prev != nullptr && prev->curl_base != kNoText &&
-        u.curl.base_ == texts_[prev->curl_base].text) {
-      e.curl_base = prev->curl_base;
-      use(e.curl_base);
+  if (u.curl != nullptr) {
+    if (prev != nullptr && prev->curl != kNoText && texts_[prev->curl].curl == u.curl) {
+      e.curl = prev->curl;
+      use(e.curl);
     } else {
-      e.curl_base = keep(u.curl.base_);
+      e.curl = keep(Text{.error = nullptr, .curl = u.curl});
     }
-    e.curl_prefix = u.curl.prefix_;
-    e.curl_suffix = u.curl.suffix_;
-    std::memcpy(e.curl_middle, u.curl.middle_, u.curl.middle_size_);
-    e.curl_middle_size = u.curl.middle_size_;
   }
   if (!u.error.empty()) {
-    if (prev != nullptr && prev->error != kNoText && *texts_[prev->error].text == u.error) {
+    if (prev != nullptr && prev->error != kNoText && *texts_[prev->error].error == u.error) {
       e.error = prev->error;
       use(e.error);
     } else {
-      e.error = keep(std::make_shared<const std::string>(u.error));
+      e.error = keep(Text{.error = std::make_shared<const std::string>(u.error), .curl = nullptr});
     }
   }
   if (entries_.size() < capacity_) {
@@ -116,7 +66,7 @@ void UpdateHistory::add(RuleUpdate u) {
     next_ = entries_.size() % capacity_;
   } else {
     drop(entries_[next_].error);
-    drop(entries_[next_].curl_base);
+    drop(entries_[next_].curl);
     entries_[next_] = e;
     next_ = (next_ + 1) % capacity_;
   }
@@ -143,10 +93,10 @@ std::vector<RuleUpdate> UpdateHistory::newest_first(uint64_t added_until) const 
     u.time = core::TimePoint(core::TimePoint::duration(e.time_ns));
     u.at = core::TimePoint(core::TimePoint::duration(e.at_ns));
     u.duration = core::Duration(e.duration_ns);
-    if (e.error != kNoText) u.error = *texts_[e.error].text;
+    if (e.error != kNoText) u.error = *texts_[e.error].error;
     u.samples = e.samples;
     if (e.series_fetched > 0) u.series_fetched = e.series_fetched - 1;
-    u.curl = curl_of(e);
+    if (e.curl != kNoText) u.curl = texts_[e.curl].curl;
     out.push_back(std::move(u));
   }
   return out;

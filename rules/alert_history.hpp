@@ -4,52 +4,25 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <utility>
 #include <string>
-#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/time.hpp"
 
 namespace rules {
 
-// A text kept as a difference from an earlier, shared one: the curl command of one update
-// differs from the previous update's only in the `time` parameter, so 20 entries x 1,000 rules
-// need not hold 20,000 copies of a ~250-byte command (issue 12: 5 MB at 10k alerts). Holds
-// `base`'s first `prefix` bytes, then a middle of at most kMaxMiddle bytes kept inline, then its
-// last `suffix` bytes: 40 bytes beside the shared base.
-class DeltaText {
- public:
-  static constexpr size_t kMaxMiddle = 15;
-
-  DeltaText() = default;
-  DeltaText(std::string s)  // NOLINT(google-explicit-constructor): assigned like a string
-      : base_(s.empty() ? nullptr : std::make_shared<const std::string>(std::move(s))),
-        prefix_(base_ ? static_cast<uint32_t>(base_->size()) : 0) {}
-  DeltaText(const char* s) : DeltaText(std::string(s)) {}  // NOLINT(google-explicit-constructor)
-  // `s`, sharing `earlier`'s base when they differ in a short middle part only.
-  [[nodiscard]] static DeltaText against(const DeltaText& earlier, std::string_view s);
-
-  [[nodiscard]] std::string str() const;
-  [[nodiscard]] size_t size() const { return prefix_ + middle_size_ + suffix_; }
-  [[nodiscard]] bool empty() const { return size() == 0; }
-  // Whether this shares its base with `o` (tests).
-  [[nodiscard]] bool shares_base_with(const DeltaText& o) const {
-    return base_ != nullptr && base_ == o.base_;
-  }
-
- private:
-  friend class UpdateHistory;  // keeps the parts without the pointer (UpdateHistory::Entry)
-
-  std::shared_ptr<const std::string> base_;
-  uint32_t prefix_ = 0;
-  uint32_t suffix_ = 0;
-  char middle_[kMaxMiddle] = {};
-  uint8_t middle_size_ = 0;
-};
+// Makes a rule's datasource request, as a curl command with secrets hidden, for an evaluation
+// timestamp (datasource::Querier::curl_maker for the rule's expression). Why a maker and not
+// the text: the command differs from round to round only in its time, so a rule's updates share
+// one maker instead of holding 20 texts of ~250 bytes, and a round builds no text at all; the
+// API makes the text when it shows an update. Holds what it needs (not the querier): a history
+// can outlive its rule's querier.
+using CurlMaker = std::function<std::string(core::TimePoint)>;
 
 struct RuleUpdate {
   core::TimePoint time{};      // wall-clock start of the evaluation (API "time", lastEvaluation)
@@ -58,12 +31,17 @@ struct RuleUpdate {
   std::string error;           // empty = success
   size_t samples = 0;          // series returned by the query
   std::optional<uint64_t> series_fetched;  // datasource stats; unset = unsupported
-  DeltaText curl;              // the request as a curl command (secrets hidden), may be empty
+  std::shared_ptr<const CurlMaker> curl;   // the request, made for `at`; null = none
+
+  // The request as a curl command ("" without one).
+  [[nodiscard]] std::string curl_text() const {
+    return curl != nullptr && *curl ? (*curl)(at) : std::string();
+  }
 };
 
-// The newest `capacity` updates of one rule (capacity >= 1), as a ring of compact entries (64
-// bytes; an error text is shared with the previous entry when equal, a curl is a DeltaText's
-// parts against a shared base).
+// The newest `capacity` updates of one rule (capacity >= 1), as a ring of compact entries (40
+// bytes; an error text is shared with the previous entry when equal, a curl maker with the
+// previous entry when the same).
 //
 // Why a lock instead of immutable shared entries: every round's API snapshot copied 20 entry
 // pointers per rule and every entry was its own 160-byte allocation: 3.7 kB a rule, 3.7 MB of
@@ -89,39 +67,36 @@ class UpdateHistory {
   // Newest first, of the updates among the first `added_until` ever added that are still kept.
   [[nodiscard]] std::vector<RuleUpdate> newest_first(uint64_t added_until = UINT64_MAX) const;
   [[nodiscard]] size_t capacity() const { return capacity_; }
-  // Distinct texts (errors, curl bases) the entries hold (tests: at most two per entry).
+  // Distinct errors and curl makers the entries hold (tests: at most two per entry).
   [[nodiscard]] size_t texts_kept() const;
 
  private:
   static constexpr uint32_t kNoText = UINT32_MAX;
-  // 64 bytes. With a DeltaText and an error pointer of its own an entry was 96: 1.9 kB a rule
-  // once the ring is full, the largest part of a rule (issue 12). The texts an entry uses (its
-  // error, its curl's base) are kept once in texts_, counted by the entries using them.
+  // 40 bytes. With a curl kept as a difference from the previous entry's text an entry was 64,
+  // and the texts ~170 bytes a rule more: 1.5 kB a rule once the ring is full, the largest part
+  // of a rule (issue 12). What an entry refers to (its error, its curl maker) is kept once in
+  // texts_, counted by the entries using it.
   struct Entry {
     int64_t time_ns = 0;
     int64_t at_ns = 0;
     int64_t duration_ns = 0;
-    uint32_t samples = 0;          // saturates at UINT32_MAX
-    uint32_t series_fetched = 0;   // 0 = unset, else the value + 1 (saturates)
-    uint32_t error = kNoText;      // texts_ index; kNoText = success
-    uint32_t curl_base = kNoText;  // texts_ index; kNoText = no curl
-    uint32_t curl_prefix = 0;      // DeltaText's parts against the base
-    uint32_t curl_suffix = 0;
-    char curl_middle[DeltaText::kMaxMiddle] = {};
-    uint8_t curl_middle_size = 0;
+    uint32_t samples = 0;         // saturates at UINT32_MAX
+    uint32_t series_fetched = 0;  // 0 = unset, else the value + 1 (saturates)
+    uint32_t error = kNoText;     // texts_ index; kNoText = success
+    uint32_t curl = kNoText;      // texts_ index; kNoText = no curl
   };
-  static_assert(sizeof(Entry) == 64);
+  static_assert(sizeof(Entry) == 40);
   struct Text {
-    std::shared_ptr<const std::string> text;
+    std::shared_ptr<const std::string> error;  // one of the two
+    std::shared_ptr<const CurlMaker> curl;
     uint32_t uses = 0;  // entries using it; 0 = a free slot
   };
-  // Under mu_: a slot for `text` (used once); one more or one fewer use.
-  uint32_t keep(std::shared_ptr<const std::string> text);
+  // Under mu_: a slot for `t` (used once); one more or one fewer use.
+  uint32_t keep(Text t);
   void use(uint32_t i) {
     if (i != kNoText) ++texts_[i].uses;
   }
   void drop(uint32_t i);
-  [[nodiscard]] DeltaText curl_of(const Entry& e) const;
 
   mutable std::mutex mu_;
   std::vector<Entry> entries_;  // ring; grows to capacity_ entries, never more

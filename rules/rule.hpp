@@ -39,7 +39,7 @@ enum class RuleType { alerting, recording };
 struct EvalInfo {
   core::TimePoint started{};  // wall clock when the evaluation began
   core::Duration duration{};  // wall time the evaluation took
-  std::string curl;           // the datasource request as curl, secrets hidden
+  std::shared_ptr<const CurlMaker> curl;  // the datasource request as curl; null = none
   bool emit_series = true;    // false: skip building series nobody writes (no remote write)
 };
 

@@ -201,6 +201,11 @@ assert r["name"] == "Hot" and r["type"] == "alerting", r
 u = r["updates"]
 assert len(u) >= 1 and u[0]["error"] is None and u[0]["samples"] == 1, u
 assert "/api/v1/query" in u[0]["curl"], u[0]
+# Each update shows the request it made: its own query time (made when read, from "at").
+from urllib.parse import quote
+for e in u:
+    want = "time=" + quote(e["at"].split(".")[0].rstrip("Z") + "Z", safe="")
+    assert want in e["curl"], (want, e)
 ' || fail "/api/v1/rule updates"
 curl -fsS "$A/api/v1/group?group_id=$gid" | $PY -c '
 import json, sys

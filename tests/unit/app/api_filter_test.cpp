@@ -57,7 +57,8 @@ void fill(app::SnapshotStore& store) {
   upd.at = at_ms(1700000000000);
   upd.duration = std::chrono::milliseconds(3);
   upd.samples = 1;
-  upd.curl = "curl 'http://prom/api/v1/query?query=expr_11'";
+  upd.curl = std::make_shared<const rules::CurlMaker>(
+      [](core::TimePoint) { return std::string("curl 'http://prom/api/v1/query?query=expr_11'"); });
   rules::RuleUpdate failed = upd;
   failed.time = at_ms(1700000000500);
   failed.error = "connection refused";

@@ -164,6 +164,16 @@ TEST_CASE("querier: the request as curl, secrets hidden, shell-quoted", "[dataso
         "'http://ds.example:8428/api/v1/query?authKey=secret&query=up%7Bjob%3D%27a%27%7D&"
         "step=300s&tenant=a&time=2026-12-02T10%3A46%3A15Z'");
   CHECK(transport.requests.empty());  // describing a request sends nothing
+
+  // A maker outlives its querier and its factory (a rule's update history keeps it), and makes
+  // the command for any time.
+  auto maker = querier->curl_maker("up{job='a'}");
+  querier.reset();
+  f->reset();
+  REQUIRE(maker != nullptr);
+  CHECK((*maker)(kTs) == curl);
+  CHECK_THAT((*maker)(kTs + std::chrono::seconds(30)),
+             Catch::EndsWith("&time=2026-12-02T10%3A46%3A45Z'"));
 }
 
 TEST_CASE("querier: bearer auth is hidden in the curl command", "[datasource][transport]") {

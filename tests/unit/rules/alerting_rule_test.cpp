@@ -768,10 +768,17 @@ TEST_CASE("update history: read while the rule adds", "[rules][history]") {
     }
     CHECK(max_seen <= 20);
   });
+  const auto curl = std::make_shared<const rules::CurlMaker>([](core::TimePoint at) {
+    return "curl 'http://prom/api/v1/query?query=up&time=" +
+           std::to_string(
+               std::chrono::duration_cast<std::chrono::seconds>(at.time_since_epoch()).count()) +
+           "'";
+  });
   for (size_t i = 1; i <= 5000; ++i) {
     rules::RuleUpdate u;
     u.samples = i;
-    u.curl = "curl 'http://prom/api/v1/query?query=up&time=" + std::to_string(1700000000 + i) + "'";
+    u.at = core::TimePoint(std::chrono::seconds(1700000000 + i));
+    u.curl = curl;
     hist.add(std::move(u));
   }
   done = true;
@@ -779,46 +786,56 @@ TEST_CASE("update history: read while the rule adds", "[rules][history]") {
   const auto all = hist.newest_first();
   REQUIRE(all.size() == 20);
   CHECK(all.front().samples == 5000);
-  CHECK(all.front().curl.str() == "curl 'http://prom/api/v1/query?query=up&time=1700005000'");
+  CHECK(all.front().curl_text() == "curl 'http://prom/api/v1/query?query=up&time=1700005000'");
 }
 
-TEST_CASE("update history: a curl differing in its time only shares the previous text",
+namespace {
+// A curl maker as a querier's: `host`'s URL with the query time.
+std::shared_ptr<const rules::CurlMaker> curl_for(const std::string& host) {
+  return std::make_shared<const rules::CurlMaker>([host](core::TimePoint at) {
+    return "curl -X POST 'http://" + host +
+           ":9090/api/v1/query?query=up&time=" + core::format_rfc3339_seconds(at) + "&step=30s'";
+  });
+}
+}  // namespace
+
+TEST_CASE("update history: updates made by one curl maker share it, each made at its own time",
           "[rules][history]") {
-  const std::string a = "curl -X POST 'http://prom:9090/api/v1/query?query=up&time=2026-12-03T21%3A10%3A00Z&step=30s'";
-  const std::string b = "curl -X POST 'http://prom:9090/api/v1/query?query=up&time=2026-12-03T21%3A10%3A30Z&step=30s'";
-  const std::string c = "curl -X POST 'http://other:9090/api/v1/query?query=rate(x[5m])&time=2026-12-03T21%3A11%3A00Z'";
+  const auto a = curl_for("prom");
+  const auto b = curl_for("other");
   rules::UpdateHistory hist(3);
-  for (const auto* curl : {&a, &b, &a, &c, &b}) {
+  int64_t t = 1700000000;
+  for (const auto& curl : {a, a, b, b, b, a}) {
     rules::RuleUpdate u;
-    u.curl = *curl;
+    u.at = core::TimePoint(std::chrono::seconds(t += 30));
+    u.curl = curl;
     hist.add(std::move(u));
   }
   const auto all = hist.newest_first();
   REQUIRE(all.size() == 3);
-  CHECK(all[0].curl.str() == b);
-  CHECK(all[1].curl.str() == c);
-  CHECK(all[2].curl.str() == a);
-  CHECK(all[0].curl.size() == b.size());
-  // c is too different from a: a new text; b after c is too: another one.
-  CHECK_FALSE(all[1].curl.shares_base_with(all[2].curl));
-  CHECK_FALSE(all[0].curl.shares_base_with(all[1].curl));
+  CHECK(all[0].curl == a);
+  CHECK(all[1].curl == b);
+  CHECK(all[2].curl == b);
+  CHECK(all[0].curl_text() ==
+        "curl -X POST 'http://prom:9090/api/v1/query?query=up&time=2023-11-14T22:16:20Z&step=30s'");
+  CHECK(
+      all[1].curl_text() ==
+      "curl -X POST 'http://other:9090/api/v1/query?query=up&time=2023-11-14T22:15:50Z&step=30s'");
+  CHECK(
+      all[2].curl_text() ==
+      "curl -X POST 'http://other:9090/api/v1/query?query=up&time=2023-11-14T22:15:20Z&step=30s'");
+  CHECK(hist.texts_kept() == 2);  // b once for its two entries, a
 
+  // Twenty updates of one rule keep one maker; a history without curls keeps none.
   rules::UpdateHistory runs(20);
-  for (int i = 0; i < 20; ++i) {
-    rules::RuleUpdate u;
-    u.curl = i % 2 == 0 ? a : b;
-    runs.add(std::move(u));
-  }
-  const auto twenty = runs.newest_first();
-  REQUIRE(twenty.size() == 20);
-  for (size_t i = 0; i < twenty.size(); ++i) {
-    CHECK(twenty[i].curl.str() == (i % 2 == 0 ? b : a));
-    CHECK(twenty[i].curl.shares_base_with(twenty.back().curl));
-  }
-  // Empty stays empty.
-  rules::DeltaText none = rules::DeltaText::against(twenty[0].curl, "");
-  CHECK(none.empty());
-  CHECK(none.str().empty());
+  for (int i = 0; i < 25; ++i) runs.add({.curl = a});
+  CHECK(runs.texts_kept() == 1);
+  rules::UpdateHistory none(20);
+  for (int i = 0; i < 25; ++i) none.add({});
+  CHECK(none.texts_kept() == 0);
+  CHECK(none.newest_first().front().curl_text().empty());
+  // A maker holding no function makes no text.
+  CHECK(rules::RuleUpdate{.curl = std::make_shared<const rules::CurlMaker>()}.curl_text().empty());
 }
 
 TEST_CASE("update history: what comes back is what was added, texts kept once",
@@ -833,7 +850,7 @@ TEST_CASE("update history: what comes back is what was added, texts kept once",
     rules::UpdateHistory hist(capacity);
     std::vector<rules::RuleUpdate> model;
     int64_t t = 1700000000;
-    std::string host = "prom";
+    std::shared_ptr<const rules::CurlMaker> maker = curl_for("prom");
     for (int i = 0; i < 400; ++i) {
       rules::RuleUpdate u;
       u.time = core::TimePoint(std::chrono::seconds(t));
@@ -843,12 +860,8 @@ TEST_CASE("update history: what comes back is what was added, texts kept once",
       u.samples = static_cast<uint64_t>(pick(4)) * 1000;
       if (pick(2) == 0) u.series_fetched = static_cast<uint64_t>(pick(3));
       t += pick(4) == 0 ? 86400 + pick(4000) : 30;
-      if (pick(40) == 0) host = "prom" + std::to_string(pick(100));
-      if (pick(10) != 0) {
-        u.curl = "curl 'http://" + host +
-                 ":9090/api/v1/query?query=up&time=" + core::format_rfc3339_seconds(u.at) +
-                 "&step=30s'";
-      }
+      if (pick(40) == 0) maker = curl_for("prom" + std::to_string(pick(100)));
+      if (pick(10) != 0) u.curl = maker;
       model.push_back(u);
       hist.add(std::move(u));
       const auto got = hist.newest_first();
@@ -862,7 +875,8 @@ TEST_CASE("update history: what comes back is what was added, texts kept once",
         CHECK(got[k].error == want.error);
         CHECK(got[k].samples == want.samples);
         CHECK(got[k].series_fetched == want.series_fetched);
-        CHECK(got[k].curl.str() == want.curl.str());
+        CHECK(got[k].curl == want.curl);
+        CHECK(got[k].curl_text() == want.curl_text());
       }
       CHECK(hist.texts_kept() <= 2 * n);
     }
