@@ -18,8 +18,9 @@
 //    (mallinfo2): what is resident beyond them is free heap pages (and the process's fixed
 //    part). When that slack has grown by more than max(min_growth, 1/32 of the heap in use)
 //    since the last trim, malloc_trim(0) returns the free pages. mallinfo2 walks every free
-//    chunk (~25 us at 1k alerts, ~100 us at 100k), hence the rate limit. min_growth is 1 MiB,
-//    so after a spike RSS comes back within ~10% of a 10 MB process.
+//    chunk (~25 us at 1k alerts, ~100 us at 100k), hence the rate limit. min_growth is 256 KiB:
+//    after a spike, or a round whose buffers left free pages at the heap's top, RSS comes back
+//    within ~3% of a 10 MB process (1 MiB let a 10k-alert daemon sit ~1 MB above its level).
 //  - release_file_pages() (through after_startup(), once startup or a reload is over, and once
 //    more when the first rounds are done): the code and read-only data that startup touched
 //    (the dynamic linker's symbol tables, option parsing, yaml-cpp, OpenSSL's set-up) stay
@@ -80,7 +81,7 @@ void bind_symbols_at_start(char** argv);
 class MemoryReleaser {
  public:
   explicit MemoryReleaser(
-      size_t min_growth = size_t{1} << 20,
+      size_t min_growth = size_t{256} << 10,
       std::chrono::steady_clock::duration min_check_interval = std::chrono::seconds(5),
       std::chrono::steady_clock::duration settle = std::chrono::milliseconds(200));
   ~MemoryReleaser();
