@@ -47,11 +47,6 @@ class Querier {
     (void)expr;
     return nullptr;
   }
-  // curl_maker(expr)'s command for ts; "" without a maker.
-  [[nodiscard]] std::string request_curl(std::string_view expr, core::TimePoint ts) const {
-    const auto maker = curl_maker(expr);
-    return maker != nullptr && *maker ? (*maker)(ts) : std::string();
-  }
 };
 
 class QuerierFactory {

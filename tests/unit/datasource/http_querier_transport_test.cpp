@@ -157,7 +157,9 @@ TEST_CASE("querier: the request as curl, secrets hidden, shell-quoted", "[dataso
   auto f = datasource::HttpQuerierFactory::create(transport, o);
   REQUIRE(f.has_value());
   auto querier = (*f)->build({});
-  const std::string curl = querier->request_curl("up{job='a'}", kTs);
+  const auto made = querier->curl_maker("up{job='a'}");
+  REQUIRE(made != nullptr);
+  const std::string curl = (*made)(kTs);
   CHECK(curl ==
         "curl -X POST -H 'Content-Type: application/json' "
         "-H 'X-Scope: it'\\''s' -H 'X-Api-Key: <secret>' "
@@ -167,12 +169,10 @@ TEST_CASE("querier: the request as curl, secrets hidden, shell-quoted", "[dataso
 
   // A maker outlives its querier and its factory (a rule's update history keeps it), and makes
   // the command for any time.
-  auto maker = querier->curl_maker("up{job='a'}");
   querier.reset();
   f->reset();
-  REQUIRE(maker != nullptr);
-  CHECK((*maker)(kTs) == curl);
-  CHECK_THAT((*maker)(kTs + std::chrono::seconds(30)),
+  CHECK((*made)(kTs) == curl);
+  CHECK_THAT((*made)(kTs + std::chrono::seconds(30)),
              Catch::EndsWith("&time=2026-12-02T10%3A46%3A45Z'"));
 }
 
@@ -183,7 +183,9 @@ TEST_CASE("querier: bearer auth is hidden in the curl command", "[datasource][tr
   o.bearer_token = "tok";
   auto f = datasource::HttpQuerierFactory::create(transport, o);
   REQUIRE(f.has_value());
-  const std::string curl = (*f)->build({})->request_curl("up", kTs);
+  const auto made = (*f)->build({})->curl_maker("up");
+  REQUIRE(made != nullptr);
+  const std::string curl = (*made)(kTs);
   CHECK_THAT(curl, Catch::Contains("-H 'Authorization: <secret>'"));
   CHECK_THAT(curl, !Catch::Contains("tok"));
 }
