@@ -1,0 +1,142 @@
+// request_floor PORT [COUNT] [--epoll]: the CPU one instant query costs a client that does
+// nothing else. It sends COUNT queries like alertd's (POST /api/v1/query, form body, keep-alive,
+// one connection) to `tests/bench/daemon/fakes.py ds PORT`, reads each answer whole (by its
+// Content-Length), and prints its own utime+stime and wall time per request. Blocking reads by
+// default; --epoll waits in epoll_wait on a non-blocking socket first, as an event loop does.
+//
+// What it is for: the daemon benchmark's per-query cost at 1k alerts (100 queries a round)
+// against the floor the kernel, loopback and the peer's wake-ups set on this machine
+// (docs/performance.md, "CPU at 1k").
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace {
+
+double cpu_seconds() {
+  rusage r{};
+  ::getrusage(RUSAGE_SELF, &r);
+  const auto sec = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+  };
+  return sec(r.ru_utime) + sec(r.ru_stime);
+}
+
+// fakes.py renders an answer of K=10 series once per query text and serves it from its cache;
+// 100 rule names, as the 1k benchmark's 100 rules.
+std::string make_request(int port, int rule) {
+  const std::string body =
+      "query=bench_k10%7Brule%3D%22r" + std::to_string(rule) + "%22%7D&time=1700000000&step=5s";
+  return "POST /api/v1/query HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
+         "\r\nUser-Agent: request_floor\r\nContent-Type: application/x-www-form-urlencoded"
+         "\r\nContent-Length: " +
+         std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
+// Bytes of the whole answer once its header is in `data`, 0 while it is not.
+size_t answer_size(std::string_view data) {
+  const size_t end = data.find("\r\n\r\n");
+  if (end == std::string_view::npos) return 0;
+  const std::string_view head = data.substr(0, end);
+  size_t length = 0;
+  for (std::string_view name : {"Content-Length: ", "content-length: "}) {
+    const size_t at = head.find(name);
+    if (at == std::string_view::npos) continue;
+    const char* first = head.data() + at + name.size();
+    std::from_chars(first, head.data() + head.size(), length);
+    break;
+  }
+  return end + 4 + length;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: request_floor PORT [COUNT] [--epoll]\n");
+    return 2;
+  }
+  const int port = std::atoi(argv[1]);
+  const int count = argc > 2 ? std::atoi(argv[2]) : 5000;
+  const bool use_epoll = argc > 3 && std::string_view(argv[3]) == "--epoll";
+
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  ::inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+    std::fprintf(stderr, "request_floor: connect to 127.0.0.1:%d: %s\n", port,
+                 std::strerror(errno));
+    return 1;
+  }
+  const int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  const int ep = ::epoll_create1(EPOLL_CLOEXEC);
+  if (use_epoll) {
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLET;
+    ev.data.fd = fd;
+    ::epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+  }
+
+  std::vector<std::string> requests;
+  for (int rule = 0; rule < 100; ++rule) requests.push_back(make_request(port, rule));
+  std::vector<char> buf(size_t{1} << 20);
+
+  const double cpu_start = cpu_seconds();
+  const auto wall_start = std::chrono::steady_clock::now();
+  for (int i = 0; i < count; ++i) {
+    const std::string& req = requests[static_cast<size_t>(i) % requests.size()];
+    if (::send(fd, req.data(), req.size(), 0) != static_cast<ssize_t>(req.size())) {
+      std::fprintf(stderr, "request_floor: send: %s\n", std::strerror(errno));
+      return 1;
+    }
+    size_t got = 0;
+    size_t want = 0;
+    while (want == 0 || got < want) {
+      if (use_epoll) {
+        epoll_event out{};
+        ::epoll_wait(ep, &out, 1, -1);
+      }
+      const ssize_t n = ::recv(fd, buf.data() + got, buf.size() - got, 0);
+      if (n < 0 && use_epoll && errno == EAGAIN) continue;
+      if (n <= 0) {
+        std::fprintf(stderr, "request_floor: answer %d: %s\n", i,
+                     n == 0 ? "connection closed" : std::strerror(errno));
+        return 1;
+      }
+      got += static_cast<size_t>(n);
+      if (want == 0) want = answer_size(std::string_view(buf.data(), got));
+      if (want > buf.size()) {
+        std::fprintf(stderr, "request_floor: answer %d: %zu bytes, over 1 MiB\n", i, want);
+        return 1;
+      }
+    }
+  }
+  const double cpu = cpu_seconds() - cpu_start;
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  std::printf("%d requests (%s): CPU %.1f us/request, wall %.1f us/request\n", count,
+              use_epoll ? "epoll" : "blocking", cpu / count * 1e6, wall / count * 1e6);
+  ::close(ep);
+  ::close(fd);
+  return 0;
+}
