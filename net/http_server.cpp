@@ -395,9 +395,12 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     asio::dispatch(strand_, [self = shared_from_this(), grace] {
       self->stopped_ = true;
       self->close_acceptors();
-      // Waiting for a request (or, on HTTPS, for the handshake): nothing to finish.
+      // Waiting for a request (or, on HTTPS, for the handshake): nothing to finish. Unless
+      // its first bytes are on the socket already, read or not: a request the client sent
+      // before the shutdown gets the grace too (the read's completion may simply not have
+      // run yet).
       for (auto& [id, session] : self->sessions_) {
-        if (session.idle) session.close();
+        if (session.idle && !session.bytes_waiting()) session.close();
       }
       if (self->sessions_.empty()) return;
       self->grace_timer_.emplace(self->strand_, grace);
@@ -437,6 +440,13 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
     bool closing = false;
     bool counted = true;  // counts against the cap (false once evicted)
     SteadyClock::time_point idle_since;
+
+    // Bytes received and not yet read.
+    [[nodiscard]] bool bytes_waiting() const {
+      beast::error_code ec;
+      const size_t n = stream->socket().available(ec);
+      return !ec && n > 0;
+    }
 
     void close() {
       closing = true;
