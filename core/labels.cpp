@@ -554,6 +554,35 @@ void LabelsBuilder::set(std::string_view name, std::string_view value) {
   items_.insert(it, Label{name, value});
 }
 
+void LabelsBuilder::sort_appended() {
+  const size_t n = items_.size();
+  if (n > 64) {
+    std::stable_sort(items_.begin(), items_.end(),
+                     [](const Label& a, const Label& b) { return name_before(a.name, b.name); });
+  } else {
+    for (size_t i = 1; i < n; ++i) {
+      if (!name_before(items_[i].name, items_[i - 1].name)) continue;
+      const Label x = items_[i];
+      size_t j = i;
+      do {
+        items_[j] = items_[j - 1];
+        --j;
+      } while (j > 0 && name_before(x.name, items_[j - 1].name));
+      items_[j] = x;
+    }
+  }
+  size_t dup = 1;
+  while (dup < n && items_[dup].name != items_[dup - 1].name) ++dup;
+  if (dup >= n) return;
+  // A repeated name: keep the last of each run (stable, so the value set last).
+  size_t w = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (i + 1 < n && items_[i + 1].name == items_[i].name) continue;
+    items_[w++] = items_[i];
+  }
+  items_.resize(w);
+}
+
 void LabelsBuilder::set_owned(std::string name, std::string_view value) {
   owned_.push_front(std::move(name));
   set(owned_.front(), value);
@@ -610,11 +639,68 @@ uint64_t LabelsBuilder::hash_without_name() const {
   return h.value();
 }
 
+namespace {
+
+// Whether a and b are the same bytes, compared inline in a few word loads (the last ones
+// overlapping): label names and values are short, and a memcmp call per string cost more than
+// the compare.
+template <class Word>
+[[gnu::always_inline]] inline bool same_word(const char* p, const char* q) {
+  Word x = 0;
+  Word y = 0;
+  std::memcpy(&x, p, sizeof(Word));
+  std::memcpy(&y, q, sizeof(Word));
+  return x == y;
+}
+
+[[gnu::always_inline]] inline bool same_bytes(std::string_view a, std::string_view b) {
+  const size_t n = a.size();
+  if (n != b.size()) return false;
+  const char* p = a.data();
+  const char* q = b.data();
+  if (n >= 8) {
+    for (size_t i = 0; i + 8 < n; i += 8) {
+      if (!same_word<uint64_t>(p + i, q + i)) return false;
+    }
+    return same_word<uint64_t>(p + n - 8, q + n - 8);
+  }
+  if (n >= 4) return same_word<uint32_t>(p, q) && same_word<uint32_t>(p + n - 4, q + n - 4);
+  if (n >= 2) return same_word<uint16_t>(p, q) && same_word<uint16_t>(p + n - 2, q + n - 2);
+  return n == 0 || *p == *q;
+}
+
+[[gnu::always_inline]] inline bool same_label(const Label& a, const Label& b) {
+  return same_bytes(a.name, b.name) && same_bytes(a.value, b.value);
+}
+
+}  // namespace
+
+bool LabelsBuilder::equals_without_name(const Labels& ls) const {
+  const size_t n = items_.size();
+  size_t i = 0;
+  const auto next_is = [&](const Label& l) {
+    if (i < n && items_[i].name == kMetricName) ++i;
+    return i < n && same_label(l, items_[i++]);
+  };
+  if (ls.is_interned()) {  // an alert's labels: the pairs straight, not a call per label
+    const uint32_t* idx = ls.b_->pair_indices();
+    for (uint32_t k = 0; k < ls.b_->size; ++k) {
+      if (!next_is(Labels::pair_at(idx[k])->label())) return false;
+    }
+  } else {
+    for (const Label l : ls) {
+      if (!next_is(l)) return false;
+    }
+  }
+  if (i < n && items_[i].name == kMetricName) ++i;
+  return i == n;
+}
+
 bool LabelsBuilder::equals(const Labels& ls) const {
   if (ls.size() != items_.size()) return false;
   size_t i = 0;
   for (const Label l : ls) {
-    if (!(l == items_[i++])) return false;
+    if (!same_label(l, items_[i++])) return false;
   }
   return true;
 }
