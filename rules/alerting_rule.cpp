@@ -234,6 +234,11 @@ struct AlertingRule::Impl {
   int64_t prev_series_ms = 0;
   // Alert ID -> activeAt read back before the first round (remote-read restore).
   std::unordered_map<uint64_t, core::TimePoint> restore_hints;
+  // The alert ID of each series of the last round, in the result's order. A query answers its
+  // series in the same order round after round, so series i is first compared with that alert:
+  // equal processed labels are the same ID, without hashing the labels again (FNV-1a goes a
+  // byte at a time: ~1,800 instructions at 11 labels, a compare ~300).
+  std::vector<uint64_t> last_order;
 
   Alert* find(uint64_t alert_id) {
     auto it = std::lower_bound(alerts.begin(), alerts.end(), alert_id,
@@ -413,8 +418,7 @@ core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, cor
   for (size_t i = 0; i < n; ++i) {
     const double value = result.samples(i).empty() ? 0.0 : result.value(i);
     // Views into `result`: valid through this iteration.
-    ob.reset();
-    for (auto e : result.labels(i)) ob.set(e.name, e.value);
+    ob.reset_unsorted(result.labels(i));
     // Simple templates look labels up in the builders; others get built sets.
     core::Labels series_labels;
     if (!s.simple_templates) series_labels = ob.build();
@@ -466,8 +470,23 @@ core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, cor
       }
       return pb;
     };
-    const uint64_t id = merged ? ob.hash_without_name() : pb.hash_without_name();
-    Alert* existing = s.find(id);
+    Alert* existing = nullptr;
+    if (i < s.last_order.size()) {
+      Alert* guess = s.find(s.last_order[i]);
+      if (guess != nullptr &&
+          (merged ? ob.equals_without_name(guess->labels) : pb.equals(guess->labels))) {
+        existing = guess;
+      }
+    }
+    const uint64_t id = existing != nullptr ? existing->id
+                        : merged            ? ob.hash_without_name()
+                                            : pb.hash_without_name();
+    if (existing == nullptr) existing = s.find(id);
+    if (i < s.last_order.size()) {
+      s.last_order[i] = id;
+    } else {
+      s.last_order.push_back(id);
+    }
     const bool repeated = existing != nullptr ? std::exchange(existing->seen, true)
                                               : !added_ids.insert(id).second;
     if (repeated) {
@@ -533,6 +552,8 @@ core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, cor
     added.push_back(std::move(a));
   }
   s.add_alerts(added);
+  s.last_order.resize(n);
+  if (s.last_order.capacity() > 2 * n + 16) s.last_order.shrink_to_fit();
   if (stats.template_error) upd.error = stats.template_error->message;
   s.restore_hints.clear();  // they apply to the first round only
 

@@ -140,6 +140,51 @@ TEST_CASE("processed labels and alert ID", "[rules][labels]") {
         "http://vm:8880/vmalert/alert?group_id=42&alert_id=" + std::to_string(a.id));
 }
 
+TEST_CASE("series answered in another order, or changed in place, keep their own alerts",
+          "[rules][labels]") {
+  // apply() first compares series i with the alert series i had last round: the IDs must be
+  // those of the labels whatever the order, and a changed series a new alert.
+  Harness h({.for_ = 1min});
+  const auto t0 = h.clock.now();
+  REQUIRE(h.step({series("a", 1), series("b", 2), series("c", 3)}));
+  REQUIRE(h.step({series("c", 30), series("a", 10), series("b", 20)}));
+  REQUIRE(h.rule.alerts().size() == 3);
+  for (const auto& a : h.rule.alerts()) {
+    CHECK(a.id == a.labels.hash_without_name());
+    CHECK(a.active_at == t0);
+    CHECK(a.value == 10 * (a.labels.get("instance") == "a"   ? 1
+                           : a.labels.get("instance") == "b" ? 2
+                                                             : 3));
+  }
+  // Series 0 is now "d" (a new alert), "c" went (pending: dropped), "a" and "b" fire.
+  auto res = h.step({series("d", 4), series("a", 1), series("b", 2)});
+  REQUIRE(res);
+  CHECK(res->fired == 2);
+  REQUIRE(h.rule.alerts().size() == 3);
+  std::map<std::string, const rules::Alert*> by_instance;
+  for (const auto& a : h.rule.alerts()) {
+    CHECK(a.id == a.labels.hash_without_name());
+    by_instance[std::string(*a.labels.get("instance"))] = &a;
+  }
+  REQUIRE(by_instance.size() == 3);
+  CHECK(by_instance["a"]->state == AlertState::firing);
+  CHECK(by_instance["b"]->state == AlertState::firing);
+  CHECK(by_instance["d"]->state == AlertState::pending);
+  CHECK(by_instance["d"]->active_at == t0 + 2 * kInterval);
+  // Fewer series, then the same two again: still one alert each; a duplicate in the same
+  // round still fails it.
+  REQUIRE(h.step({series("b", 2)}));
+  REQUIRE(h.step({series("a", 1), series("b", 2)}));
+  // "a" resolved and is pending again, "d" (pending, unseen) went, "b" fires on.
+  REQUIRE(h.rule.alerts().size() == 2);
+  CHECK(h.rule.alerts()[0].state != h.rule.alerts()[1].state);
+  for (const auto& a : h.rule.alerts()) {
+    CHECK(a.id == a.labels.hash_without_name());
+    CHECK(a.state == (a.labels.get("instance") == "a" ? AlertState::pending : AlertState::firing));
+  }
+  CHECK_FALSE(h.step({series("a", 1), series("a", 1)}));
+}
+
 TEST_CASE("label merging, exported_ conflicts and empty-value deletion", "[rules][labels]") {
   struct Case {
     std::string name;
