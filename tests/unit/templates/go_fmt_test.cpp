@@ -3,7 +3,9 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdio>
 #include <limits>
+#include <random>
 #include <vector>
 
 using templates::tmpl::Value;
@@ -38,6 +40,35 @@ TEST_CASE("%v of float64 is Go's shortest form", "[templates][fmt]") {
   for (const auto& r : rows) {
     INFO(r.want);
     CHECK(v_of(r.v) == r.want);
+  }
+}
+
+TEST_CASE("%.Ne rounds like C's printf at every precision, short decimals and subnormals included",
+          "[templates][fmt]") {
+  // Values with few digits (100.5, 0.25, 12) take the shortest-digits path, others the rounding
+  // one; Go's %e is C's (two exponent digits at least), and glibc rounds exactly.
+  std::mt19937_64 rng(7);
+  std::vector<double> values{
+      0.0,      1.0,       100.5, 0.1, 0.25, 12,   999.95, 1e21, 5e-324, 1.7976931348623157e308,
+      0.000123, 123456789, 0.5,   2.5, 1.25, 9.995};
+  for (int i = 0; i < 3000; ++i) {
+    const double scale = std::pow(10.0, static_cast<int>(rng() % 40) - 20);
+    values.push_back(static_cast<double>(rng() % 100000) / 1000.0 * scale);  // short decimals
+    values.push_back(
+        std::ldexp(static_cast<double>(rng() >> 11), static_cast<int>(rng() % 200) - 150));
+    // Subnormals: an ulp is a large part of them.
+    values.push_back(
+        std::ldexp(static_cast<double>(rng() % 1000 + 1), -1074 + static_cast<int>(rng() % 60)));
+  }
+  for (const double v : values) {
+    for (int prec = 0; prec <= 17; ++prec) {
+      std::string got;
+      templates::gofmt::append_float(got, v, 'e', prec);
+      char want[128];
+      std::snprintf(want, sizeof want, "%.*e", prec, v);
+      INFO("v=" << v << " prec=" << prec);
+      REQUIRE(got == want);
+    }
   }
 }
 
