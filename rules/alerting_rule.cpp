@@ -415,6 +415,9 @@ core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, cor
   auto& extra_items = scratch.extra_items;
   label_values.resize(s.label_tpls.size());
   annotation_values.resize(s.annotation_tpls.size());
+  // Last round's IDs for the series it had; the new entries (0) are never guessed from.
+  const size_t known_order = std::min(s.last_order.size(), n);
+  s.last_order.resize(n);  // from empty: exactly n, no spare capacity kept per rule
   for (size_t i = 0; i < n; ++i) {
     const double value = result.samples(i).empty() ? 0.0 : result.value(i);
     // Views into `result`: valid through this iteration.
@@ -471,7 +474,7 @@ core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, cor
       return pb;
     };
     Alert* existing = nullptr;
-    if (i < s.last_order.size()) {
+    if (i < known_order) {
       Alert* guess = s.find(s.last_order[i]);
       if (guess != nullptr &&
           (merged ? ob.equals_without_name(guess->labels) : pb.equals(guess->labels))) {
@@ -482,11 +485,7 @@ core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, cor
                         : merged            ? ob.hash_without_name()
                                             : pb.hash_without_name();
     if (existing == nullptr) existing = s.find(id);
-    if (i < s.last_order.size()) {
-      s.last_order[i] = id;
-    } else {
-      s.last_order.push_back(id);
-    }
+    s.last_order[i] = id;
     const bool repeated = existing != nullptr ? std::exchange(existing->seen, true)
                                               : !added_ids.insert(id).second;
     if (repeated) {
@@ -552,8 +551,7 @@ core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, cor
     added.push_back(std::move(a));
   }
   s.add_alerts(added);
-  s.last_order.resize(n);
-  if (s.last_order.capacity() > 2 * n + 16) s.last_order.shrink_to_fit();
+  if (s.last_order.capacity() > n + n / 4 + 4) s.last_order.shrink_to_fit();
   if (stats.template_error) upd.error = stats.template_error->message;
   s.restore_hints.clear();  // they apply to the first round only
 
