@@ -673,13 +673,18 @@ template <class Word>
   return same_bytes(a.name, b.name) && same_bytes(a.value, b.value);
 }
 
+[[gnu::always_inline]] inline bool is_metric_name(std::string_view name) {
+  static_assert(kMetricName.size() == 8);
+  return name.size() == 8 && same_word<uint64_t>(name.data(), kMetricName.data());
+}
+
 }  // namespace
 
 bool LabelsBuilder::equals_without_name(const Labels& ls) const {
   const size_t n = items_.size();
   size_t i = 0;
-  const auto next_is = [&](const Label& l) {
-    if (i < n && items_[i].name == kMetricName) ++i;
+  const auto next_is = [&](const Label& l) __attribute__((always_inline)) {
+    if (i < n && is_metric_name(items_[i].name)) ++i;
     return i < n && same_label(l, items_[i++]);
   };
   if (ls.is_interned()) {  // an alert's labels: the pairs straight, not a call per label
@@ -692,7 +697,7 @@ bool LabelsBuilder::equals_without_name(const Labels& ls) const {
       if (!next_is(l)) return false;
     }
   }
-  if (i < n && items_[i].name == kMetricName) ++i;
+  if (i < n && is_metric_name(items_[i].name)) ++i;
   return i == n;
 }
 
