@@ -42,14 +42,31 @@ void sort_stable(std::span<Label> items) {
     return;
   }
   for (size_t i = 1; i < items.size(); ++i) {
-    Label x = items[i];
+    if (!name_before(items[i].name, items[i - 1].name)) continue;
+    const Label x = items[i];
     size_t j = i;
-    while (j > 0 && x.name < items[j - 1].name) {
+    do {
       items[j] = items[j - 1];
       --j;
-    }
+    } while (j > 0 && name_before(x.name, items[j - 1].name));
     items[j] = x;
   }
+}
+
+// Sorts `items` by name and keeps the last of each run of equal names (set() semantics);
+// returns how many are left, at the front.
+size_t sort_keep_last(std::span<Label> items) {
+  sort_stable(items);
+  const size_t n = items.size();
+  size_t repeat = 1;
+  while (repeat < n && items[repeat].name != items[repeat - 1].name) ++repeat;
+  if (repeat >= n) return n;  // no name repeated (nearly always): nothing moves
+  size_t out = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (i + 1 < n && items[i + 1].name == items[i].name) continue;
+    items[out++] = items[i];
+  }
+  return out;
 }
 
 // The inline form's chars for `items`: {"n":"v","n":"v"}, 6 bytes of JSON around each pair,
@@ -371,14 +388,7 @@ Labels Labels::from(std::span<const Label> items) {
     heap.assign(items.begin(), items.end());
     v = heap;
   }
-  sort_stable(v);
-  // Keep the last of each run of equal names (set() semantics).
-  size_t out = 0;
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (i + 1 < v.size() && v[i + 1].name == v[i].name) continue;
-    v[out++] = v[i];
-  }
-  return from_sorted(v.first(out));
+  return from_sorted(v.first(sort_keep_last(v)));
 }
 
 void Labels::set(std::string_view name, std::string_view value) {
@@ -554,34 +564,7 @@ void LabelsBuilder::set(std::string_view name, std::string_view value) {
   items_.insert(it, Label{name, value});
 }
 
-void LabelsBuilder::sort_appended() {
-  const size_t n = items_.size();
-  if (n > 64) {
-    std::stable_sort(items_.begin(), items_.end(),
-                     [](const Label& a, const Label& b) { return name_before(a.name, b.name); });
-  } else {
-    for (size_t i = 1; i < n; ++i) {
-      if (!name_before(items_[i].name, items_[i - 1].name)) continue;
-      const Label x = items_[i];
-      size_t j = i;
-      do {
-        items_[j] = items_[j - 1];
-        --j;
-      } while (j > 0 && name_before(x.name, items_[j - 1].name));
-      items_[j] = x;
-    }
-  }
-  size_t dup = 1;
-  while (dup < n && items_[dup].name != items_[dup - 1].name) ++dup;
-  if (dup >= n) return;
-  // A repeated name: keep the last of each run (stable, so the value set last).
-  size_t w = 0;
-  for (size_t i = 0; i < n; ++i) {
-    if (i + 1 < n && items_[i + 1].name == items_[i].name) continue;
-    items_[w++] = items_[i];
-  }
-  items_.resize(w);
-}
+void LabelsBuilder::sort_appended() { items_.resize(sort_keep_last(items_)); }
 
 void LabelsBuilder::set_owned(std::string name, std::string_view value) {
   owned_.push_front(std::move(name));
