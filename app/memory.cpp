@@ -196,10 +196,11 @@ MemoryReleaser::~MemoryReleaser() {
   if (thread_.joinable()) thread_.join();
 }
 
-void MemoryReleaser::after_work() {
+void MemoryReleaser::after_work(bool full) {
   std::unique_lock lock(mu_);
   if (stop_) return;
   last_request_ = std::chrono::steady_clock::now();
+  full_pending_ = full_pending_ || full;
   if (pending_) return;
   pending_ = true;
   if (!thread_.joinable()) {
@@ -217,7 +218,7 @@ void MemoryReleaser::after_startup(std::chrono::steady_clock::duration again_aft
     release_again_at_ = std::chrono::steady_clock::now() + again_after;
     files_settle_ = again_after;
   }
-  after_work();
+  after_work(true);
 }
 
 void MemoryReleaser::run() {
@@ -247,12 +248,16 @@ void MemoryReleaser::run() {
       release_files_ = true;
     }
     const bool asked = std::exchange(release_files_, false);
+    const bool full = std::exchange(full_pending_, false) || asked;
     const std::optional<std::chrono::steady_clock::duration> settle_files = files_settle_;
     lock.unlock();
+    const Statm statm = read_statm();
     bool trimmed = false;
+    bool full_check = false;
     {
       std::lock_guard check_lock(check_mu_);
-      trimmed = check();
+      full_check = full || !steady_at(statm.resident, last_check_);
+      if (full_check) trimmed = check();
     }
     // Work the rounds do not do (a refused answer's error path, a first burst of API reads)
     // leaves its code pages resident. The first check once the last asked-for release is
@@ -262,7 +267,7 @@ void MemoryReleaser::run() {
     const auto now = std::chrono::steady_clock::now();
     bool grown = false;
     if (settle_files && now >= files_released_at_ + *settle_files) {
-      const size_t files = read_statm().shared;
+      const size_t files = statm.shared;
       if (!files_base_) {
         files_base_ = files;
       } else {
@@ -278,6 +283,7 @@ void MemoryReleaser::run() {
     // Counted once the whole check is done: a caller that saw the count go up sees its effects.
     lock.lock();
     ++checks_;
+    if (full_check) ++full_checks_;
     if (trimmed) ++trims_;
     if (released) {
       ++file_releases_;
@@ -291,6 +297,7 @@ bool MemoryReleaser::check_now() {
   const bool trimmed = check();
   std::lock_guard counts(mu_);
   ++checks_;
+  ++full_checks_;
   if (trimmed) ++trims_;
   return trimmed;
 }
@@ -298,6 +305,11 @@ bool MemoryReleaser::check_now() {
 uint64_t MemoryReleaser::checks() const {
   std::lock_guard lock(mu_);
   return checks_;
+}
+
+uint64_t MemoryReleaser::full_checks() const {
+  std::lock_guard lock(mu_);
+  return full_checks_;
 }
 
 uint64_t MemoryReleaser::trims() const {
@@ -315,28 +327,46 @@ size_t MemoryReleaser::file_bytes_released() const {
   return file_bytes_released_;
 }
 
+bool MemoryReleaser::steady_at(size_t resident, std::chrono::steady_clock::time_point now) const {
+  return steady_ && resident != 0 && full_resident_ &&
+         resident <= *full_resident_ + full_threshold_ && now - full_at_ < kFullCheckEvery;
+}
+
 bool MemoryReleaser::check() {
 #if defined(__GLIBC__)
   // Resident bytes beyond those in use (the heap's chunks and the blocks with their own mmap).
-  auto slack = [](size_t* in_use) -> std::optional<size_t> {
+  auto slack = [](size_t* in_use, size_t* rss) -> std::optional<size_t> {
     const struct mallinfo2 mi = mallinfo2();
-    const size_t rss = resident_bytes();
-    if (rss == 0) return std::nullopt;
+    *rss = resident_bytes();
+    if (*rss == 0) return std::nullopt;
     *in_use = mi.uordblks + mi.hblkhd;
-    return rss > *in_use ? rss - *in_use : 0;
+    return *rss > *in_use ? *rss - *in_use : 0;
   };
   size_t in_use = 0;
-  const auto now_slack = slack(&in_use);
-  if (!now_slack) return false;
+  size_t rss = 0;
+  const auto now_slack = slack(&in_use, &rss);
+  if (!now_slack) {
+    steady_ = false;
+    return false;
+  }
   // Reuse brought the free level down: that is the new base. It starts at 0, so the first
   // check trims: a base read while a round's free pages were resident would stay too high
   // (a 100k-alert run that first checked after its first rounds never trimmed).
   slack_after_trim_ = std::min(slack_after_trim_, *now_slack);
   const size_t threshold = std::max(min_growth_, in_use / 32);
-  if (*now_slack < slack_after_trim_ + threshold) return false;
-  malloc_trim(0);
-  slack_after_trim_ = slack(&in_use).value_or(*now_slack);
-  return true;
+  const bool trim = *now_slack >= slack_after_trim_ + threshold;
+  if (trim) {
+    malloc_trim(0);
+    slack_after_trim_ = slack(&in_use, &rss).value_or(*now_slack);
+  }
+  // Steady: nothing to trim, at the resident size the last full check saw. A check in the
+  // middle of a spike sees RSS grown, so the one after it is full again and trims.
+  steady_ = !trim && full_resident_ && rss <= *full_resident_ + threshold &&
+            *full_resident_ <= rss + threshold;
+  full_resident_ = rss;
+  full_threshold_ = threshold;
+  full_at_ = std::chrono::steady_clock::now();
+  return trim;
 #else
   return false;
 #endif

@@ -18,9 +18,19 @@
 //    (mallinfo2): what is resident beyond them is free heap pages (and the process's fixed
 //    part). When that slack has grown by more than max(min_growth, 1/32 of the heap in use)
 //    since the last trim, malloc_trim(0) returns the free pages. mallinfo2 walks every free
-//    chunk (~25 us at 1k alerts, ~100 us at 100k), hence the rate limit. min_growth is 256 KiB:
-//    after a spike, or a round whose buffers left free pages at the heap's top, RSS comes back
-//    within ~3% of a 10 MB process (1 MiB let a 10k-alert daemon sit ~1 MB above its level).
+//    chunk (~25 us at 1k alerts, ~100 us at 100k, hot; ~400 us at 1k with the cold caches a
+//    check after idle finds on a VM: a few % of a 1k daemon's CPU), hence the rate limit, and
+//    the light checks: min_growth is 256 KiB: after a spike, or a round whose buffers left free
+//    pages at the heap's top, RSS comes back within ~3% of a 10 MB process (1 MiB let a
+//    10k-alert daemon sit ~1 MB above its level).
+//  - Light checks. Once two checks in a row found nothing to trim at the same resident size
+//    (within the threshold), the process is steady: a check after a round then reads only
+//    statm and skips mallinfo2 while RSS stays within the threshold of that size, for up to
+//    kFullCheckEvery. RSS growing (a spike, more alerts), after_work(true) (an API answer, whose
+//    building freed much without RSS growing) or a trim end the steady state. What only a
+//    light check can miss is the heap in use shrinking while RSS stays put (a long backlog
+//    drained, many alerts resolved at once): that waits for the next full check, at most
+//    kFullCheckEvery later.
 //  - release_file_pages() (through after_startup(), once startup or a reload is over, and once
 //    more when the first rounds are done): the code and read-only data that startup touched
 //    (the dynamic linker's symbol tables, option parsing, yaml-cpp, OpenSSL's set-up) stay
@@ -88,17 +98,21 @@ class MemoryReleaser {
   MemoryReleaser(const MemoryReleaser&) = delete;
   MemoryReleaser& operator=(const MemoryReleaser&) = delete;
 
-  // Thread-safe and cheap (a lock, a wake-up when none is pending): asks for a check.
-  void after_work();
-  void after_round() { after_work(); }
+  // Thread-safe and cheap (a lock, a wake-up when none is pending): asks for a check. `full`:
+  // the work may have freed much without RSS growing (an API answer), so the check reads the
+  // heap's totals even when the process is steady (see the top of this file).
+  void after_work(bool full = true);
+  // A round is over: a light check when the process is steady.
+  void after_round() { after_work(false); }
   // Startup or a reload is over: the next check also runs release_file_pages(), and so does
   // the first check `again_after` later; from then on, so does a check that finds the file
   // pages grown (see the top of this file) once the last release is `again_after` old.
   void after_startup(std::chrono::steady_clock::duration again_after);
   // Runs a check now, on the calling thread; returns whether it trimmed (tests, /debug).
   bool check_now();
-  // Checks done and trims made so far (tests).
+  // Checks done (light ones included), full checks done, and trims made so far (tests).
   [[nodiscard]] uint64_t checks() const;
+  [[nodiscard]] uint64_t full_checks() const;
   [[nodiscard]] uint64_t trims() const;
   // File-page releases done so far, and the bytes the last one took out of the resident set.
   [[nodiscard]] uint64_t file_releases() const;
@@ -106,7 +120,9 @@ class MemoryReleaser {
 
  private:
   void run();
-  bool check();  // under check_mu_
+  bool check();  // a full check, under check_mu_
+  // Under check_mu_: whether the process is steady at `resident` bytes (a light check does).
+  [[nodiscard]] bool steady_at(size_t resident, std::chrono::steady_clock::time_point now) const;
 
   size_t min_growth_;
   std::chrono::steady_clock::duration min_check_interval_;
@@ -115,12 +131,14 @@ class MemoryReleaser {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool pending_ = false;
+  bool full_pending_ = false;   // after_work(true) since the last check
   bool release_files_ = false;  // after_startup() asked for release_file_pages()
   std::optional<std::chrono::steady_clock::time_point> release_again_at_;
   bool stop_ = false;
   std::chrono::steady_clock::time_point last_request_{};
   std::chrono::steady_clock::time_point last_check_{};
   uint64_t checks_ = 0;
+  uint64_t full_checks_ = 0;
   uint64_t trims_ = 0;
   uint64_t file_releases_ = 0;
   size_t file_bytes_released_ = 0;
@@ -138,6 +156,13 @@ class MemoryReleaser {
 
   std::mutex check_mu_;
   size_t slack_after_trim_ = 0;  // resident bytes beyond the heap in use, after a trim
+  // The last full check's resident bytes (after its trim) and threshold, when it was; whether
+  // it found nothing to trim at the resident size the one before it saw (within the threshold).
+  static constexpr std::chrono::seconds kFullCheckEvery{60};
+  std::optional<size_t> full_resident_;
+  size_t full_threshold_ = 0;
+  std::chrono::steady_clock::time_point full_at_{};
+  bool steady_ = false;
   std::thread thread_;           // started on the first request
 };
 

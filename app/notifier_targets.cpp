@@ -137,8 +137,9 @@ core::Result<notifier::DeliveryOptions> delivery_options(const Flags& flags) {
   o.max_queue_size = static_cast<size_t>(flags.notifier_max_queue_size);
   o.max_batch_size = static_cast<size_t>(flags.notifier_max_batch_size);
   o.concurrency = static_cast<size_t>(flags.notifier_concurrency);
-  // A round's notifications are gone once the queue drains: a chance to give them back.
-  o.on_drained = [] { memory_releaser().after_work(); };
+  // A round's notifications are gone once the queue drains: a chance to give them back. After
+  // a backlog (Alertmanager failing), the heap in use shrinks without RSS growing: a full check.
+  o.on_drained = [](bool backlog) { memory_releaser().after_work(backlog); };
   o.retry_min_interval = flags.notifier_retry_min_interval;
   o.retry_max_interval = std::max(flags.notifier_retry_max_interval, o.retry_min_interval);
   // A resolved alert's endsAt is in the past: the rule re-sends it every -rule.resendDelay (for

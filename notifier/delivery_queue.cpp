@@ -77,6 +77,7 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
   double send_seconds = 0;
   core::VmHistogram send_duration;
   bool waiting = false;  // for the backoff timer
+  bool failed_since_drain = false;  // a POST failed since the queue last drained
   bool closed = false;
   bool kick_posted = false;
   // flush() asked for everything queued to go; cleared once it all has. Until then an answered
@@ -275,9 +276,11 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
     size_t lost = 0;
     std::function<void()> stopped;
     bool drained = false;
+    bool backlog = false;
     {
       std::lock_guard lock(mu);
       --posts_in_flight;
+      failed_since_drain = failed_since_drain || err.has_value();
       if (closed && posts_in_flight == 0) stopped = std::move(on_stopped);
       alerts_in_flight -= n;
       ++posts;
@@ -324,6 +327,7 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
         }
       }
       drained = posts_in_flight == 0 && queued == 0;
+      if (drained) backlog = std::exchange(failed_since_drain, false);
       if (queued == 0) std::deque<Entry>().swap(order);
       // A burst's table (21-43 bytes per alert it held) goes back with it; the next burst
       // starts at this one's size.
@@ -333,7 +337,7 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
         if (slots.capacity() > kKeptCells) slots.release();
       }
     }
-    if (drained && options.on_drained) options.on_drained();
+    if (drained && options.on_drained) options.on_drained(backlog);
     if (err) {
       std::string msg = err->message;
       if (retry && wait > core::Duration::zero()) {

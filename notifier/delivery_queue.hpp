@@ -59,8 +59,9 @@ struct DeliveryOptions {
   // Where failures are reported (`error` false: the alerts are kept and retried); may be empty.
   std::function<void(bool error, std::string_view message)> log;
   // Runs on the clock's loop when an answered POST leaves nothing queued and nothing in flight
-  // (the app gives the burst's memory back then); may be empty.
-  std::function<void()> on_drained;
+  // (the app gives the burst's memory back then); `backlog`: a POST failed since the last time
+  // (alerts were held for a retry, perhaps for long). May be empty.
+  std::function<void(bool backlog)> on_drained;
 };
 
 class DeliveryQueue final : public Notifier {

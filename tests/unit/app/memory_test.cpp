@@ -119,6 +119,62 @@ TEST_CASE("memory releaser: requests are coalesced into one check", "[app][memor
   CHECK(r.checks() == 2);
 }
 
+TEST_CASE(
+    "memory releaser: a steady process gets light checks; growth, a freeing answer or a "
+    "spike ending gets full ones",
+    "[app][memory]") {
+  app::MemoryReleaser r(size_t{4} << 20, std::chrono::milliseconds(0),
+                        std::chrono::milliseconds(0));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  // One check after a round (`full` false) or after an answer (true); the counts after it.
+  auto check = [&](bool full) {
+    const uint64_t before = r.checks();
+    if (full) {
+      r.after_work(true);
+    } else {
+      r.after_round();
+    }
+    while (r.checks() == before && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    REQUIRE(r.checks() == before + 1);
+  };
+  check(false);  // the first check reads the heap (and trims what is free)
+  check(false);  // nothing to trim at the same resident size: steady
+  CHECK(r.full_checks() == 2);
+  const uint64_t trims = r.trims();
+  check(false);
+  check(false);
+  CHECK(r.full_checks() == 2);  // light: statm only
+  check(true);                  // an answer may have freed much
+  CHECK(r.full_checks() == 3);
+  check(false);
+  CHECK(r.full_checks() == 3);
+  // A spike in use at a check: RSS grew, so the heap is read (nothing to trim yet) ...
+  std::vector<std::unique_ptr<char[]>> kept;
+  {
+    std::vector<std::unique_ptr<char[]>> spike;
+    for (int i = 0; i < 48 * 1024; ++i) {
+      auto& v = (i % 16 == 0) ? kept : spike;
+      v.emplace_back(new char[1024]);
+      for (int j = 0; j < 1024; j += 64) v.back()[j] = static_cast<char>(i + j);
+    }
+    check(false);
+    CHECK(r.full_checks() == 4);
+    if (kGlibcMalloc) CHECK(r.trims() == trims);
+  }
+  // ... and once it is over, RSS has not moved but the check after it is full again: it trims.
+  const size_t before = rss();
+  check(false);
+  CHECK(r.full_checks() == 5);
+  if (kGlibcMalloc) {
+    CHECK(r.trims() == trims + 1);
+    INFO("RSS before " << before << ", after " << rss());
+    CHECK(rss() + (size_t{20} << 20) < before);
+  }
+  CHECK(kept.size() == 3 * 1024);
+}
+
 TEST_CASE("memory releaser: destroyed with a check pending", "[app][memory]") {
   auto r = std::make_unique<app::MemoryReleaser>(size_t{4} << 20, std::chrono::hours(1),
                                                  std::chrono::hours(1));

@@ -142,7 +142,11 @@ TEST_CASE("delivery: on_drained runs once nothing is queued or in flight",
   notifier::DeliveryOptions o;
   o.max_batch_size = 2;
   int drained = 0;
-  o.on_drained = [&drained] { ++drained; };
+  int backlogs = 0;
+  o.on_drained = [&drained, &backlogs](bool backlog) {
+    ++drained;
+    backlogs += backlog ? 1 : 0;
+  };
   Rig rig(o);
   std::vector<notifier::Alert> batch;
   for (int i = 0; i < 2000; ++i) batch.push_back(alert("x" + std::to_string(i), "1", rig.now()));
@@ -162,6 +166,7 @@ TEST_CASE("delivery: on_drained runs once nothing is queued or in flight",
   CHECK(drained == 2);
   CHECK(rig.stats().sent == 2001);
   CHECK(rig.stats().dropped == 0);
+  CHECK(backlogs == 0);
 }
 
 TEST_CASE("delivery: a queue that never drains delivers every alert once and in order",
@@ -243,6 +248,8 @@ TEST_CASE("delivery: 429, 5xx and network errors keep the alerts and retry with 
   notifier::DeliveryOptions o;
   o.retry_min_interval = 1s;
   o.retry_max_interval = 4s;
+  std::vector<bool> drains;  // each drain's `backlog`
+  o.on_drained = [&drains](bool backlog) { drains.push_back(backlog); };
   Rig rig(o);
   c.fail(rig.transport);
   rig.send({alert("a", "1", rig.now()), alert("b", "1", rig.now())});
@@ -270,6 +277,14 @@ TEST_CASE("delivery: 429, 5xx and network errors keep the alerts and retry with 
   CHECK(rig.stats().queued == 0);
   CHECK(rig.stats().dropped == 0);
   CHECK(rig.stats().last_error.empty());
+  // The drain after the retries says so (the app then reads the heap's totals); the next
+  // drain after a success alone does not.
+  CHECK(drains == std::vector<bool>{true});
+  rig.send({alert("c", "1", rig.now())});
+  rig.queue->flush();
+  rig.transport.complete_all();
+  CHECK(drains == std::vector<bool>{true, false});
+  posts += 1;
   // After a success the next failure waits the minimum again.
   c.fail(rig.transport);
   rig.send({alert("a", "2", rig.now())});
