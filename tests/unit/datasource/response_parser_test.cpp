@@ -1,9 +1,10 @@
 #include "datasource/response_parser.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -246,6 +247,71 @@ TEST_CASE("escaped and non-ASCII label values", "[datasource][parser]") {
   CHECK(r.labels(0).get("q\"n") == std::optional<std::string_view>("a\"b\\c/d\b\f\n\r\t"));
   CHECK(r.labels(0).get("u") == std::optional<std::string_view>("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"));
   CHECK(r.labels(0).get("raw") == std::optional<std::string_view>("héllo €"));
+}
+
+TEST_CASE("quotes, backslashes and brackets in strings at every offset of the 64-byte scan",
+          "[datasource][parser]") {
+  // A result element is delimited 64 bytes at a time (string bytes from the quotes' prefix
+  // XOR, byte by byte where a backslash is): label names and values made of the pieces that
+  // matter to it, shifted by a padding label so they fall at every offset and across blocks.
+  struct Piece {
+    const char* json;
+    const char* text;
+  };
+  static const Piece kPieces[] = {
+      {"a", "a"},      {R"(\")", "\""},
+      {R"(\\)", "\\"}, {R"(\\\")", "\\\""},
+      {"{", "{"},      {"}", "}"},
+      {"[", "["},      {"]", "]"},
+      {R"(\n)", "\n"}, {R"(\u00e9)", "\xc3\xa9"},
+      {" ", " "},      {R"(x\\)", "x\\"},
+      {R"(\/)", "/"},
+  };
+  std::mt19937 rng(20261207);
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  auto text = [&](int max_pieces, std::string& json, std::string& plain) {
+    for (int k = pick(max_pieces + 1); k > 0; --k) {
+      const Piece& piece = kPieces[pick(static_cast<int>(std::size(kPieces)))];
+      json += piece.json;
+      plain += piece.text;
+    }
+  };
+  for (int round = 0; round < 60; ++round) {
+    std::string body = "[";
+    std::vector<std::vector<std::pair<std::string, std::string>>> expect;
+    const int series = 1 + pick(3);
+    for (int i = 0; i < series; ++i) {
+      std::vector<std::pair<std::string, std::string>> labels;
+      if (i > 0) body += ',';
+      const std::string pad(static_cast<size_t>(pick(64)), 'p');
+      body += "{\"metric\":{\"pad\":\"" + pad + "\"";
+      labels.emplace_back("pad", pad);
+      labels.emplace_back("i", std::to_string(i));
+      body += ",\"i\":\"" + std::to_string(i) + "\"";
+      for (int l = pick(6); l > 0; --l) {
+        std::string name_json = "n" + std::to_string(l);
+        std::string name = name_json;
+        text(4, name_json, name);
+        std::string value_json, value;
+        text(12, value_json, value);
+        body += ",\"" + name_json + "\":\"" + value_json + "\"";
+        labels.emplace_back(name, value);
+      }
+      body += "},\"value\":[1,\"2\"]}";
+      std::sort(labels.begin(), labels.end());
+      expect.push_back(std::move(labels));
+    }
+    body += "]";
+    const auto r = parse_ok(envelope(body));
+    REQUIRE(r.size() == expect.size());
+    for (size_t i = 0; i < r.size(); ++i) {
+      std::vector<std::pair<std::string, std::string>> got;
+      for (auto l : r.labels(i)) got.emplace_back(std::string(l.name), std::string(l.value));
+      std::sort(got.begin(), got.end());
+      INFO(body);
+      CHECK(got == expect[i]);
+    }
+  }
 }
 
 TEST_CASE("status error returns errorType and error", "[datasource][parser]") {
