@@ -13,6 +13,7 @@
 #include "net/http_client.hpp"
 
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <array>
 #include <cerrno>
@@ -169,6 +170,25 @@ size_t try_send_now(beast::tcp_stream& stream, const std::array<asio::const_buff
   if (ec) return 0;
   const size_t n = socket.write_some(wire, ec);
   return ec ? 0 : n;
+}
+
+// Asio watches a connecting socket for writability (EPOLLOUT) and keeps watching it once
+// connected: every ACK of a request then woke the loop with an edge nothing waits for (requests
+// are written with a non-blocking send first, try_send_now), one more trip through the loop per
+// request. Registered again (released and assigned), the connected socket is watched for reads
+// only, until a write would block (an async write adds writability back, as Asio does). False
+// when the socket cannot be registered again (it is closed then).
+bool register_without_write_events(beast::tcp_stream& stream) {
+  auto& socket = stream.socket();
+  beast::error_code ec;
+  const tcp::endpoint local = socket.local_endpoint(ec);
+  if (ec) return true;  // left as it is: the exchange reports what is wrong with it
+  const auto fd = socket.release(ec);
+  if (ec) return true;
+  socket.assign(local.protocol(), fd, ec);
+  if (!ec) return true;
+  ::close(fd);
+  return false;
 }
 
 // What one exchange on a connection learnt, besides its result.
@@ -478,6 +498,10 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
       co_return core::fail(where + ": connect: " + lower_message(ec), core::ErrorKind::connection);
     }
     stream.socket().set_option(tcp::no_delay(true), ec);
+    if (!register_without_write_events(stream)) {
+      co_return core::fail(where + ": connect: cannot watch the connected socket",
+                           core::ErrorKind::connection);
+    }
 
     if (conn->tls) {
       const TlsOptions& t = options_.tls;

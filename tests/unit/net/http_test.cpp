@@ -1,6 +1,10 @@
 // net::HttpClient against net::HttpServer and small raw Asio servers (which misbehave on
 // purpose: stay silent, close a keep-alive connection, stream chunks slowly, speak TLS), all on
 // 127.0.0.1 with kernel-chosen ports.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -8,6 +12,8 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -525,6 +531,68 @@ TEST_CASE("a keep-alive connection closed by the peer is retried once", "[net][c
   REQUIRE(second.has_value());
   CHECK(second->body == "ok");
   CHECK(server.accepted() == 2);
+}
+
+namespace {
+
+// The events every epoll instance of this process watches `fd` for (an OR over them; its
+// /proc/self/fdinfo lines "tfd: FD events: HEX ..."), or nullopt when none watches it.
+std::optional<unsigned> epoll_events_of(int fd) {
+  std::optional<unsigned> events;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code ec;
+    const auto target = std::filesystem::read_symlink(entry.path(), ec);
+    if (ec || target.string() != "anon_inode:[eventpoll]") continue;
+    std::ifstream info("/proc/self/fdinfo/" + entry.path().filename().string());
+    std::string word;
+    while (info >> word) {
+      if (word != "tfd:") continue;
+      int watched = -1;
+      std::string label;
+      std::string hex;
+      info >> watched >> label >> hex;
+      if (watched == fd && label == "events:")
+        events = events.value_or(0) | std::stoul(hex, nullptr, 16);
+    }
+  }
+  return events;
+}
+
+// The fd of this process's TCP socket connected to 127.0.0.1:port (the client's end), or -1.
+int client_socket_to(uint16_t port) {
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    const int fd = std::atoi(entry.path().filename().c_str());
+    sockaddr_in peer{};
+    socklen_t len = sizeof peer;
+    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len) != 0) continue;
+    if (peer.sin_family == AF_INET && ntohs(peer.sin_port) == port) return fd;
+  }
+  return -1;
+}
+
+}  // namespace
+
+TEST_CASE("a connected socket is watched for reads only: no wake-up per request's ACK",
+          "[net][client]") {
+  asio::io_context ioc;
+  RawServer server(ioc, [](tcp::socket s, int) -> asio::awaitable<void> {
+    beast::flat_buffer buf;
+    while (co_await read_request(s, buf)) co_await write_raw(s, kOk);
+  });
+  net::HttpClient client(ioc, {});
+  for (int i = 0; i < 3; ++i) {
+    auto r = fetch(ioc, client, get(base(server.port()) + "/" + std::to_string(i)));
+    REQUIRE(r.has_value());
+    CHECK(r->body == "ok");
+  }
+  CHECK(server.accepted() == 1);
+  const int fd = client_socket_to(server.port());
+  REQUIRE(fd >= 0);
+  const auto events = epoll_events_of(fd);
+  REQUIRE(events.has_value());
+  INFO("events 0x" << std::hex << *events);
+  CHECK((*events & EPOLLIN) != 0);
+  CHECK((*events & EPOLLOUT) == 0);
 }
 
 TEST_CASE("a fresh connection closed before the response is not retried", "[net][client]") {
