@@ -25,6 +25,10 @@ struct Alert {
   bool restored = false;  // active_at came from ALERTS_FOR_STATE
   // AlertingRule::apply's own mark, within one round only: a series of this round updated it.
   bool seen = false;
+  // AlertingRule::apply's: the annotations were rendered, without a template error, from origin
+  // labels that were the processed ones plus __name__ (its `merged` case), so those that read
+  // labels only can be kept while the alert is the same.
+  bool rendered_merged = false;
   core::Labels labels;       // processed labels: identity, notifications, ALERTS series
   core::Labels annotations;  // rendered
   double value = 0;

@@ -43,6 +43,9 @@ struct NamedTemplate {
   std::string text;
   templates::Template tpl;
   bool literal = true;
+  // Literal, or reads labels only and not __name__: its output is a function of the alert's
+  // processed labels, so an alert whose labels are unchanged keeps what it rendered before.
+  bool labels_only = true;
 };
 
 // Go's %v of a map[string]string: map[a:x b:y], keys sorted.
@@ -82,6 +85,7 @@ core::Result<std::vector<NamedTemplate>> parse_all(const core::Labels& items, st
       }
       nt.tpl = std::move(*parsed);
       nt.literal = nt.tpl.is_literal();
+      nt.labels_only = nt.tpl.reads_labels_only() && !nt.tpl.reads_label(kMetricName);
     }
     out.push_back(std::move(nt));
   }
@@ -515,9 +519,23 @@ core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, cor
     data.for_ = s.for_;
     data.is_partial = result.is_partial;
     annotation_items.clear();
+    // An annotation that reads labels only (not __name__) renders what it rendered for this
+    // alert before: the origin labels are the processed ones plus __name__ when `merged`, and
+    // the alert's ID stands for its processed labels. Kept only when that render was also
+    // merged and without a template error (Alert::rendered_merged).
+    const bool reuse = merged && existing != nullptr && existing->rendered_merged;
+    bool render_failed = false;
     for (size_t k = 0; k < s.annotation_tpls.size(); ++k) {
       const auto& t = s.annotation_tpls[k];
-      render_into(t, data, env, annotation_values[k], stats.template_error, "annotation");
+      if (reuse && t.labels_only) {
+        if (const auto kept = existing->annotations.get(t.name)) {
+          annotation_items.push_back(core::Label{t.name, *kept});
+          continue;
+        }
+      }
+      if (!render_into(t, data, env, annotation_values[k], stats.template_error, "annotation")) {
+        render_failed = true;
+      }
       annotation_items.push_back(core::Label{t.name, annotation_values[k]});
     }
 
@@ -532,6 +550,7 @@ core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, cor
       if (!same_values(a.annotations, annotation_items)) {
         a.annotations = core::Labels::from(annotation_items);
       }
+      a.rendered_merged = merged && !render_failed;
       a.keep_firing_since = {};
       continue;
     }
@@ -541,6 +560,7 @@ core::Result<ExecStats> AlertingRule::apply(const core::QueryResult& result, cor
     a.seen = true;
     a.labels = processed().build_interned();  // kept for the alert's life; most labels shared
     a.annotations = core::Labels::from(annotation_items);
+    a.rendered_merged = merged && !render_failed;
     a.value = value;
     a.active_at = ts;
     if (auto hint = s.restore_hints.find(id); hint != s.restore_hints.end()) {
@@ -735,8 +755,11 @@ void AlertingRule::update_from(AlertingRule&& newer) {
   s.extra_order = std::move(n.extra_order);
   s.history = std::move(n.history);
   // The generator URL comes from the context (-external.url, group ID): build the payload
-  // fragments again at the next send.
-  for (auto& a : s.alerts) a.json.reset();
+  // fragments again at the next send. The annotation templates may have changed: render all.
+  for (auto& a : s.alerts) {
+    a.json.reset();
+    a.rendered_merged = false;
+  }
 }
 
 void AlertingRule::update_from(Rule&& newer) {

@@ -1,5 +1,6 @@
 #include "templates/template.hpp"
 
+#include <algorithm>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -457,6 +458,21 @@ size_t live_parse_count() { return parse_cache().size(); }
 bool Template::is_literal() const { return impl_->literal; }
 bool Template::simple() const { return impl_->literal || impl_->simple; }
 bool Template::uses_query() const { return impl_->uses_query; }
+
+bool Template::reads_labels_only() const {
+  if (impl_->literal) return true;
+  if (!impl_->simple) return false;
+  using Kind = TemplateImpl::Piece::Kind;
+  return std::all_of(impl_->pieces.begin(), impl_->pieces.end(),
+                     [](const auto& p) { return p.kind == Kind::text || p.kind == Kind::label; });
+}
+
+bool Template::reads_label(std::string_view name) const {
+  if (impl_->literal || !impl_->simple) return false;
+  return std::any_of(impl_->pieces.begin(), impl_->pieces.end(), [name](const auto& p) {
+    return p.kind == TemplateImpl::Piece::Kind::label && p.text == name;
+  });
+}
 
 std::optional<core::Error> check_template(std::string_view text, const TemplateSet* shared) {
   // vmalert's -rule.validateTemplates parses every value, also one that rendering copies

@@ -130,6 +130,11 @@ class Template {
   [[nodiscard]] bool simple() const;
   // True when the template (or a template it calls) uses the `query` function.
   [[nodiscard]] bool uses_query() const;
+  // Literal, or texts and {{ $labels.NAME }} actions only: the output is a function of the
+  // values of the labels reads_label() names (and of nothing else: not $value, not the time).
+  [[nodiscard]] bool reads_labels_only() const;
+  // Whether a reads_labels_only() template looks up label `name`.
+  [[nodiscard]] bool reads_label(std::string_view name) const;
   // Whether both share one parse (tests).
   [[nodiscard]] bool shares_parse_with(const Template& o) const { return impl_ == o.impl_; }
 

@@ -995,6 +995,64 @@ TEST_CASE("simple templates read the label builders and render what built label 
   CHECK(b.annotations.get("complex") == "a:1");
 }
 
+TEST_CASE(
+    "annotations that read labels only are kept for the same alert, rendered again when "
+    "they could differ",
+    "[rules][template]") {
+  const core::Labels annotations{{"who", "{{ $labels.instance }} in {{ $labels.k }}"},
+                                 {"name", "{{ $labels.__name__ }}"},
+                                 {"v", "{{ $value }}"},
+                                 {"lit", "literal"}};
+  auto with = [](std::string name, std::vector<core::Label> ls) {
+    core::Labels out{{"__name__", name}, {"instance", "a"}};
+    for (const auto& l : ls) out.set(l.name, l.value);
+    return out;
+  };
+  SECTION("merged: rule labels apart from the series'") {
+    Harness h({.labels = {{"severity", "page"}}, .annotations = annotations});
+    REQUIRE(h.step({{with("load", {{"k", "x"}}), 1}}));
+    const uint64_t id = h.only_alert().id;
+    CHECK(h.only_alert().annotations.get("who") == "a in x");
+    // __name__ is not in the ID: the same alert, whose $labels.__name__ changed.
+    REQUIRE(h.step({{with("load2", {{"k", "x"}}), 2}}));
+    CHECK(h.only_alert().id == id);
+    CHECK(h.only_alert().annotations.get("who") == "a in x");
+    CHECK(h.only_alert().annotations.get("name") == "load2");
+    CHECK(h.only_alert().annotations.get("v") == "2");
+    CHECK(h.only_alert().annotations.get("lit") == "literal");
+    REQUIRE(h.step({{with("load2", {{"k", "y"}}), 3}}));  // another alert
+    REQUIRE(h.rule.alerts().size() == 2);
+    for (const auto& a : h.rule.alerts()) {
+      if (a.state == AlertState::inactive) continue;
+      CHECK(a.annotations.get("who") == "a in y");
+    }
+  }
+  SECTION("a rule label with an empty value takes the series label out of the alert's labels") {
+    Harness h({.labels = {{"k", ""}}, .annotations = annotations});
+    REQUIRE(h.step({{with("load", {{"k", "x"}}), 1}}));
+    const uint64_t id = h.only_alert().id;
+    REQUIRE(h.step({{with("load", {{"k", "y"}}), 1}}));
+    CHECK(h.only_alert().id == id);  // the same labels without k: the same alert
+    CHECK(h.only_alert().annotations.get("who") == "a in y");
+  }
+  SECTION("the same alert from a series label in conflict, then from exported_k") {
+    Harness h({.labels = {{"k", "v"}}, .annotations = annotations});
+    REQUIRE(h.step({{with("load", {{"k", "w"}}), 1}}));
+    const uint64_t id = h.only_alert().id;
+    CHECK(h.only_alert().annotations.get("who") == "a in w");  // the series value
+    REQUIRE(h.step({{with("load", {{"exported_k", "w"}}), 1}}));
+    CHECK(h.only_alert().id == id);  // {exported_k=w, k=v, ...} both times
+    CHECK(h.only_alert().annotations.get("who") == "a in v");
+  }
+  SECTION("a reload that changes the template") {
+    Harness h({.annotations = annotations});
+    REQUIRE(h.step({{with("load", {{"k", "x"}}), 1}}));
+    h.rule.update_from(make_rule({.annotations = {{"who", "at {{ $labels.instance }}"}}}));
+    REQUIRE(h.step({{with("load", {{"k", "x"}}), 1}}));
+    CHECK(h.only_alert().annotations.get("who") == "at a");
+  }
+}
+
 TEST_CASE("annotation variables: $activeAt, $for, $alertID, $groupID, $expr", "[rules][template]") {
   Harness h({.for_ = 1min,
              .annotations = {{"ids", "{{ $alertID }}/{{ $groupID }}"},

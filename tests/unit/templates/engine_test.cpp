@@ -527,6 +527,19 @@ TEST_CASE("labels given as a builder render as the built set does", "[templates]
   CHECK(simple->simple());
   CHECK_FALSE(complex->simple());
   CHECK(literal->simple());
+  // Output that depends on label values only (an alert whose labels did not change keeps it).
+  auto labels_only = templates::Template::parse("at {{ $labels.job }}/{{ $labels.__name__ }}");
+  auto dot = templates::Template::parse("{{ .Labels.job }}");
+  REQUIRE((labels_only && dot));
+  CHECK(labels_only->reads_labels_only());
+  CHECK(labels_only->reads_label("job"));
+  CHECK(labels_only->reads_label("__name__"));
+  CHECK_FALSE(labels_only->reads_label("instance"));
+  CHECK(literal->reads_labels_only());
+  CHECK_FALSE(literal->reads_label("job"));
+  CHECK_FALSE(simple->reads_labels_only());  // $value
+  CHECK_FALSE(complex->reads_labels_only());
+  CHECK_FALSE(dot->reads_labels_only());  // not one of the simple forms: the interpreter's
 }
 
 TEST_CASE("a value the $labels shortcut would take past the cap fails as the interpreter's",
