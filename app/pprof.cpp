@@ -113,6 +113,11 @@ net::ServerResponse mallinfo_text() {
   line("uordblks", m.uordblks, "bytes in use (allocated)");
   line("fordblks", m.fordblks, "bytes free in the arenas");
   line("keepcost", m.keepcost, "releasable bytes at the top of the main arena");
+  line("memory_checks", memory_releaser().checks(),
+       "checks for free heap pages to give back (a light one, once steady, reads RSS only)");
+  line("memory_full_checks", memory_releaser().full_checks(),
+       "checks that read these totals (mallinfo2 walks every free chunk)");
+  line("memory_trims", memory_releaser().trims(), "malloc_trim calls that gave pages back");
   line("file_releases", memory_releaser().file_releases(),
        "releases of read-only file pages (after startup, reloads and work the rounds do not do)");
   line("file_bytes_released", memory_releaser().file_bytes_released(),

@@ -385,6 +385,7 @@ TEST_CASE("server guard: /debug/pprof behind -pprofAuthKey or basic auth", "[app
     auto totals = app::guarded_request(g, get("/debug/pprof/mallinfo?authKey=pkey"), kEcho);
     CHECK(totals.status == 200);
     CHECK_THAT(totals.body, Catch::Contains("\nuordblks "));
+    CHECK_THAT(totals.body, Catch::Contains("\nmemory_full_checks "));
   }
   SECTION("Go-only profiles name the tool to use instead; unknown ones are 404") {
     g.username.clear();
