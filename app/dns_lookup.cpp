@@ -93,8 +93,11 @@ core::Result<std::vector<DnsTarget>> dns_lookup(const std::string& name,
           inet_ntop(af, rd, text.data(), static_cast<socklen_t>(text.size())) == nullptr) {
         continue;
       }
-      out.push_back({af == AF_INET ? std::string(text.data()) : "[" + std::string(text.data()) + "]",
-                     port});
+      std::string host;
+      if (af == AF_INET6) host.push_back('[');
+      host.append(text.data());
+      if (af == AF_INET6) host.push_back(']');
+      out.push_back({std::move(host), port});
     }
   }
   return out;

@@ -1198,9 +1198,10 @@ std::string flags_markdown() {
   };
   for (const FlagDoc& d : flag_docs()) {
     const auto type = type_name(d.kind);
-    out += "| `-" + std::string(d.name) + "` | " + (type.empty() ? "bool" : std::string(type)) +
-           " | " + (d.default_text.empty() ? "" : "`" + cell(d.default_text) + "`") + " | " +
-           std::string(d.status) + " | " + cell(d.help) + " |\n";
+    out.append("| `-").append(d.name).append("` | ").append(type.empty() ? "bool" : type);
+    out.append(" | ");
+    if (!d.default_text.empty()) out.append("`").append(cell(d.default_text)).append("`");
+    out.append(" | ").append(d.status).append(" | ").append(cell(d.help)).append(" |\n");
   }
   return out;
 }

@@ -160,7 +160,7 @@ core::Result<std::vector<std::string>> glob_files(std::string_view pattern) {
     base.append(segs[i]);
   }
   const bool absolute = !pattern.empty() && pattern.front() == '/';
-  if (base.empty()) base = absolute ? "/" : ".";
+  if (base.empty()) base.push_back(absolute ? '/' : '.');
   std::error_code ec;
   if (!fs::exists(base, ec)) return out;
   if (!fs::is_directory(base, ec)) {

@@ -177,7 +177,7 @@ core::Result<Url> parse_url(std::string_view url) {
   std::string_view rest = url.substr(auth_end);
   const size_t hash = rest.find('#');
   if (hash != std::string_view::npos) rest = rest.substr(0, hash);
-  if (rest.empty() || rest.front() == '?') out.target = "/";
+  if (rest.empty() || rest.front() == '?') out.target.push_back('/');
   out.target.append(rest);
   return out;
 }

@@ -514,7 +514,8 @@ std::string strip_domain(std::string_view hp) {
   if (port.empty()) return std::string(host);
   std::string out;
   if (host.find(':') != std::string_view::npos) {
-    out = "[" + std::string(host) + "]";
+    out.push_back('[');
+    out.append(host).push_back(']');
   } else {
     out = std::string(host);
   }

@@ -219,7 +219,8 @@ void fmt_float(std::string& out, const Flags& f, double v, char verb, int prec) 
   if (f.space && sign == '+' && !f.plus) sign = ' ';
   std::string fixed;
   if (sign != n[0]) {
-    fixed = std::string(1, sign) + std::string(n.substr(1));
+    fixed.push_back(sign);
+    fixed.append(n.substr(1));
     n = fixed;
   }
   if (n[1] == 'I' || n[1] == 'N') {
@@ -337,7 +338,8 @@ void fmt_q(std::string& out, const Flags& f, std::string_view s) {
   s = truncate_runes(s, f);
   if (f.sharp && s.find('`') == std::string_view::npos &&
       std::none_of(s.begin(), s.end(), [](char c) { return c != '\t' && static_cast<unsigned char>(c) < 0x20; })) {
-    std::string q = "`" + std::string(s) + "`";
+    std::string q(1, '`');
+    q.append(s).push_back('`');
     pad(out, f, q);
     return;
   }
