@@ -5,24 +5,27 @@
 namespace app {
 
 void NotifierSet::set(std::vector<std::shared_ptr<notifier::Notifier>> targets) {
+  auto next = std::make_shared<const Targets>(std::move(targets));
   std::lock_guard lock(mu_);
-  targets_ = std::move(targets);
+  targets_ = std::move(next);
 }
 
-std::vector<std::shared_ptr<notifier::Notifier>> NotifierSet::targets() const {
+std::shared_ptr<const NotifierSet::Targets> NotifierSet::snapshot() const {
   std::lock_guard lock(mu_);
   return targets_;
 }
 
-bool NotifierSet::empty() const {
-  std::lock_guard lock(mu_);
-  return targets_.empty();
+std::vector<std::shared_ptr<notifier::Notifier>> NotifierSet::targets() const {
+  return *snapshot();
 }
+
+bool NotifierSet::empty() const { return snapshot()->empty(); }
 
 void NotifierSet::send(std::vector<notifier::Alert> batch, const Headers& headers,
                        const std::string& where) {
   if (batch.empty()) return;
-  const auto targets = this->targets();
+  const auto held = snapshot();
+  const Targets& targets = *held;
   if (targets.empty()) return;
   // Each target owns its batch (a queue keeps the alerts without copying them again): every
   // target but the last gets a copy, the last one the batch itself.
@@ -40,7 +43,7 @@ void NotifierSet::send(std::vector<notifier::Alert> batch, const Headers& header
 }
 
 void NotifierSet::flush() {
-  for (const auto& n : targets()) n->flush();
+  for (const auto& n : *snapshot()) n->flush();
 }
 
 }  // namespace app

@@ -30,8 +30,13 @@ class NotifierSet {
   void flush();
 
  private:
+  using Targets = std::vector<std::shared_ptr<notifier::Notifier>>;
+  // The set, replaced whole by set(): send() and flush() hold it by a pointer copy, not a copy
+  // of the list, once per rule and round.
+  [[nodiscard]] std::shared_ptr<const Targets> snapshot() const;
+
   mutable std::mutex mu_;
-  std::vector<std::shared_ptr<notifier::Notifier>> targets_;
+  std::shared_ptr<const Targets> targets_ = std::make_shared<const Targets>();
 };
 
 }  // namespace app

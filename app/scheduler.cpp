@@ -23,6 +23,7 @@ struct GroupScheduler::Slot {
   // The rule's request as curl (EvalInfo::curl), made once per querier: slots are rebuilt with
   // a new one.
   std::shared_ptr<const rules::CurlMaker> curl;
+  std::string where;  // where(i), made at its first use
 };
 
 struct GroupScheduler::PendingUpdate {
@@ -61,8 +62,15 @@ GroupScheduler::~GroupScheduler() = default;
 uint64_t GroupScheduler::id() const { return group_->id(); }
 const config::GroupSpec& GroupScheduler::spec() const { return group_->spec(); }
 
-std::string GroupScheduler::where(size_t i) const {
-  return "group \"" + group_->spec().name + "\": rule \"" + group_->rule(i).name() + "\"";
+const std::string& GroupScheduler::where(size_t i) const {
+  // Made once per rule (slots are rebuilt when the group is updated): every notification
+  // carries it for its error messages.
+  std::string& w = slots_[i]->where;
+  if (w.empty()) {
+    w.append("group \"").append(group_->spec().name).append("\": rule \"");
+    w.append(group_->rule(i).name()).append("\"");
+  }
+  return w;
 }
 
 void GroupScheduler::reset_slots() {

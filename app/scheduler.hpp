@@ -103,7 +103,7 @@ class GroupScheduler : public std::enable_shared_from_this<GroupScheduler> {
   void publish_counters();
   void reset_slots();
   [[nodiscard]] templates::TemplateEnv template_env(core::TimePoint query_ts);
-  [[nodiscard]] std::string where(size_t i) const;
+  [[nodiscard]] const std::string& where(size_t i) const;
 
   std::unique_ptr<rules::Group> group_;
   std::unique_ptr<datasource::Querier> querier_;

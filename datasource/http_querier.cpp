@@ -230,7 +230,6 @@ class State : public std::enable_shared_from_this<State> {
     std::string time;
     std::string start;
     std::string end;
-    std::string url;
     core::QueryResult* out = nullptr;
     QueryDone done;
     std::unique_ptr<InstantParser> parser;
@@ -266,7 +265,6 @@ class State : public std::enable_shared_from_this<State> {
       call->parse_error = r.error();
       return r.error();
     };
-    call->url = req.url;
     // net names the URL in its errors (`Post "<url>": ...`): the display form, secrets hidden.
     if (!display_parts_.empty()) req.display_url = display_url(*call);
     shared_->client->send(std::move(req), [call](core::Result<net::Response> r) {
@@ -306,7 +304,8 @@ class State : public std::enable_shared_from_this<State> {
   }
 
   [[nodiscard]] std::string display_url(const Call& call) const {
-    if (display_parts_.empty()) return net::redact_url(call.url);
+    // Rendered again from the call's arguments: only error paths name the URL.
+    if (display_parts_.empty()) return net::redact_url(render(parts_, call.args()));
     return net::redact_url(render(display_parts_, call.args()));
   }
 

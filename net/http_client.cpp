@@ -20,7 +20,6 @@
 #include <deque>
 #include <type_traits>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "core/limit_hits.hpp"
 #include "net/asio.hpp"
@@ -317,7 +316,7 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
         conn = std::move(*dialed);
       }
       ExchangeState state;
-      busy_.insert(conn.get());
+      busy_.push_back(conn.get());
       // (No co_await inside ?: — g++ 12 miscompiles that.)
       core::Result<Response> r = core::fail("no exchange");
       if (conn->tls) {
@@ -325,7 +324,7 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
       } else {
         r = co_await exchange(*conn->plain, *conn, *url, req, deadline, state);
       }
-      busy_.erase(conn.get());
+      std::erase(busy_, conn.get());
       if (!r && closed_) co_return closed_error(req);
       if (!r && reused && attempt == 0 && state.peer_closed && !state.got_response_bytes) {
         conn->close();
@@ -625,6 +624,8 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
 
     Response resp;
     resp.status = parser.get().result_int();
+    resp.headers.reserve(
+        static_cast<size_t>(std::distance(parser.get().begin(), parser.get().end())));
     for (const auto& field : parser.get()) {
       resp.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
     }
@@ -713,7 +714,7 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
   std::optional<ssl::context> ssl_;
   std::optional<core::Error> ssl_error_;
   std::unordered_map<std::string, std::deque<std::unique_ptr<Connection>>> idle_;
-  std::unordered_set<Connection*> busy_;
+  std::vector<Connection*> busy_;  // a few per client: a vector, no node per request
   std::deque<Pending> queue_;
   size_t active_ = 0;
   bool closed_ = false;

@@ -52,6 +52,8 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
 
   static constexpr size_t kKeptCells = 1024;
 
+  const HeadersPtr no_headers = std::make_shared<const Headers>();
+
   core::Clock* clock = nullptr;
   std::shared_ptr<Notifier> poster;
   DeliveryOptions options;
@@ -145,7 +147,9 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
   template <class Span>
   void enqueue(Span alerts, const Headers& headers) {
     if (alerts.empty()) return;
-    auto shared_headers = std::make_shared<const Headers>(headers);
+    // Nearly every group sends no headers of its own: those batches share one empty list.
+    HeadersPtr shared_headers =
+        headers.empty() ? no_headers : std::make_shared<const Headers>(headers);
     const core::TimePoint now = clock->now();
     size_t full_drops = 0;
     size_t refused = 0;
@@ -213,6 +217,12 @@ struct DeliveryQueue::State : std::enable_shared_from_this<DeliveryQueue::State>
         std::lock_guard lock(mu);
         if (closed || waiting || posts_in_flight >= options.concurrency) break;
         if (!flush_wanted && queued < options.max_batch_size) break;
+        // One allocation per column instead of a doubling per power of two up to the batch.
+        const size_t want = std::min(queued, options.max_batch_size);
+        post->keys.reserve(want);
+        post->alerts.reserve(want);
+        post->deadlines.reserve(want);
+        post->seqs.reserve(want);
         const core::TimePoint now = clock->now();
         // Taken and expired states leave their pairs stale (compact() sweeps them); `done`
         // counts the leading pairs so consumed, dropped here without looking them up again.

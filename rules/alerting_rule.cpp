@@ -243,6 +243,23 @@ struct AlertingRule::Impl {
   // equal processed labels are the same ID, without hashing the labels again (FNV-1a goes a
   // byte at a time: ~1,800 instructions at 11 labels, a compare ~300).
   std::vector<uint64_t> last_order;
+  // The generator URL up to the alert ID (-external.url, group ID) and its JSON form for the
+  // notifier ("generatorURL":"<prefix>, no closing quote), made with the context (create(),
+  // update_from()): every round's notifications and API snapshot share them.
+  std::string url_prefix;
+  std::shared_ptr<const std::string> url_prefix_json;
+
+  void make_url_prefix() {
+    url_prefix = ctx.external_url;
+    while (!url_prefix.empty() && url_prefix.back() == '/') url_prefix.pop_back();
+    url_prefix.append("/vmalert/alert?group_id=")
+        .append(std::to_string(group_id))
+        .append("&alert_id=");
+    std::string p = "\"generatorURL\":";
+    core::append_json_string(p, url_prefix, core::JsonEscape::qtpl);
+    p.pop_back();  // the closing quote: the encoder writes the ID, then the quote
+    url_prefix_json = std::make_shared<const std::string>(std::move(p));
+  }
 
   Alert* find(uint64_t alert_id) {
     auto it = std::lower_bound(alerts.begin(), alerts.end(), alert_id,
@@ -369,6 +386,7 @@ core::Result<AlertingRule> AlertingRule::create(const config::RuleSpec& rule,
     const bool has_name = std::find(names.begin(), names.end(), kMetricName) != names.end();
     if (distinct && !has_name) impl->extra_order = std::move(order);
   }
+  impl->make_url_prefix();
   impl->simple_templates = true;
   for (const auto* v : {&impl->label_tpls, &impl->annotation_tpls}) {
     for (const auto& t : *v) {
@@ -655,7 +673,6 @@ std::vector<notifier::Alert> AlertingRule::alerts_to_send(core::TimePoint now,
   // With the default -rule.resendDelay (0) every firing alert is due each round: one
   // allocation instead of a doubling per power of two (the batch leaves with this round).
   out.reserve(impl_->alerts.size());
-  std::shared_ptr<const std::string> prefix;
   for (auto& a : impl_->alerts) {
     bool due = false;
     switch (a.state) {
@@ -678,7 +695,7 @@ std::vector<notifier::Alert> AlertingRule::alerts_to_send(core::TimePoint now,
     na.annotations = a.annotations;
     na.starts_at = a.start;
     na.ends_at = a.end;
-    set_payload(na, a.id, a, now, prefix);
+    set_payload(na, a.id, a, now);
     out.push_back(std::move(na));
   }
   return out;
@@ -748,6 +765,8 @@ void AlertingRule::update_from(AlertingRule&& newer) {
   s.debug = n.debug;
   s.entries_limit = n.entries_limit;
   s.ctx = std::move(n.ctx);
+  s.url_prefix = std::move(n.url_prefix);
+  s.url_prefix_json = std::move(n.url_prefix_json);
   s.uses_query = n.uses_query;
   // Both follow the templates and labels just taken (group and external labels can change
   // without changing the rule's ID).
@@ -770,7 +789,6 @@ void AlertingRule::update_from(Rule&& newer) {
 Rule::Closed AlertingRule::close(core::TimePoint now) {
   Impl& s = *impl_;
   Closed out;
-  std::shared_ptr<const std::string> prefix;
   for (auto& a : s.alerts) {
     // Pending alerts were never sent; firing ones get a last "resolved" notification.
     if (a.state != AlertState::firing) continue;
@@ -779,7 +797,7 @@ Rule::Closed AlertingRule::close(core::TimePoint now) {
     na.annotations = a.annotations;
     na.starts_at = a.start;
     na.ends_at = now;
-    set_payload(na, a.id, a, now, prefix);
+    set_payload(na, a.id, a, now);
     out.alerts.push_back(std::move(na));
   }
   // Series timestamps are whole seconds: a rule removed within the second of its last round
@@ -900,17 +918,11 @@ const UpdateHistory& AlertingRule::history() const { return *impl_->history; }
 uint64_t AlertingRule::errors_total() const { return impl_->errors_total; }
 uint64_t AlertingRule::fired_total() const { return impl_->fired_total; }
 
-std::string AlertingRule::generator_url_prefix() const {
-  std::string url = impl_->ctx.external_url;
-  while (!url.empty() && url.back() == '/') url.pop_back();
-  url.append("/vmalert/alert?group_id=")
-      .append(std::to_string(impl_->group_id))
-      .append("&alert_id=");
-  return url;
-}
+const std::string& AlertingRule::generator_url_prefix() const { return impl_->url_prefix; }
 
 std::string AlertingRule::generator_url(uint64_t alert_id) const {
-  return generator_url_prefix().append(std::to_string(alert_id));
+  std::string url = impl_->url_prefix;
+  return url.append(std::to_string(alert_id));
 }
 
 std::string AlertingRule::source_url(uint64_t alert_id, const Alert& a,
@@ -962,18 +974,12 @@ const std::shared_ptr<const core::AlertJson>& AlertingRule::payload_json(uint64_
   return a.json;
 }
 
-void AlertingRule::set_payload(notifier::Alert& na, uint64_t id, Alert& a, core::TimePoint now,
-                               std::shared_ptr<const std::string>& prefix) const {
+void AlertingRule::set_payload(notifier::Alert& na, uint64_t id, Alert& a,
+                               core::TimePoint now) const {
   if (!impl_->ctx.alert_source && a.labels.json_is_verbatim(core::JsonEscape::qtpl, true) &&
       a.annotations.json_is_verbatim(core::JsonEscape::qtpl, false)) {
     a.json.reset();
-    if (!prefix) {
-      std::string p = "\"generatorURL\":";
-      core::append_json_string(p, generator_url_prefix(), core::JsonEscape::qtpl);
-      p.pop_back();  // the closing quote: the encoder writes the ID, then the quote
-      prefix = std::make_shared<const std::string>(std::move(p));
-    }
-    na.url_prefix_json = prefix;
+    na.url_prefix_json = impl_->url_prefix_json;
     na.url_id = id;
     return;
   }

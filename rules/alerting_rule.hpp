@@ -136,8 +136,8 @@ class AlertingRule final : public Rule {
   [[nodiscard]] uint64_t fired_total() const;
   // `<external_url>/vmalert/alert?group_id=G&alert_id=A`.
   [[nodiscard]] std::string generator_url(uint64_t alert_id) const;
-  // generator_url without the alert ID.
-  [[nodiscard]] std::string generator_url_prefix() const;
+  // generator_url without the alert ID (made once with the rule's context).
+  [[nodiscard]] const std::string& generator_url_prefix() const;
   // The generatorURL of alert `a` at wall time `now`: generator_url(id) by default, else
   // `<external_url>/` followed by the rendered -external.alert.source (vmalert: an execution
   // error leaves only `<external_url>/`; `query` is not available there).
@@ -155,10 +155,9 @@ class AlertingRule final : public Rule {
   // Sets how `na` (alert `id`, sent at `now`) gets its generatorURL, labels and annotations
   // into the payload. An alert whose label and annotation blocks are their own JSON (nearly
   // all: core::Labels::append_verbatim_json) and whose URL is the default link keeps no
-  // fragment: it carries the rule's URL prefix, shared through `prefix` by the alerts of one
-  // call, and its ID. Any other alert carries its fragment (payload_json).
-  void set_payload(notifier::Alert& na, uint64_t id, Alert& a, core::TimePoint now,
-                   std::shared_ptr<const std::string>& prefix) const;
+  // fragment: it carries the rule's URL prefix in JSON (one string the rule keeps for every
+  // notification) and its ID. Any other alert carries its fragment (payload_json).
+  void set_payload(notifier::Alert& na, uint64_t id, Alert& a, core::TimePoint now) const;
 
   std::unique_ptr<Impl> impl_;
 };
