@@ -7,10 +7,15 @@
 namespace notifier {
 
 void encode_alerts(std::span<const Alert> alerts, std::string& out) {
-  // The alerts of one round share their endsAt (now + resolve duration): format it once.
+  // The alerts of one round share their endsAt (now + resolve duration): format it once. Most
+  // alerts of a rule became active in the same round: their startsAt is formatted again only
+  // when it differs from the alert's before.
   char ends[core::kRfc3339NanoMax];
   size_t ends_len = 0;
   core::TimePoint ends_of{};
+  char starts[core::kRfc3339NanoMax];
+  size_t starts_len = 0;
+  core::TimePoint starts_of{};
   out += '[';
   bool first = true;
   for (const auto& a : alerts) {
@@ -18,7 +23,11 @@ void encode_alerts(std::span<const Alert> alerts, std::string& out) {
     first = false;
     const core::AlertJson* j = a.json.get();
     out += "{\"startsAt\":\"";
-    core::append_rfc3339_nano(out, a.starts_at);
+    if (starts_len == 0 || a.starts_at != starts_of) {
+      starts_len = core::put_rfc3339_nano(starts, a.starts_at);
+      starts_of = a.starts_at;
+    }
+    out.append(starts, starts_len);
     out += "\",";
     if (j != nullptr) {
       out += j->generator_url_json();

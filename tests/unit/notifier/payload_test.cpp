@@ -46,6 +46,26 @@ TEST_CASE("payload: endsAt left out when unset, empty annotations {}", "[notifie
   CHECK(encode({}) == "[]");
 }
 
+TEST_CASE("payload: each alert has its own startsAt and endsAt in one batch",
+          "[notifier][payload]") {
+  // The encoder formats a time again only when it differs from the alert's before: A, B, A
+  // and B, A, B again must each come out with their own.
+  notifier::Alert a;
+  a.starts_at = at("2026-12-02T10:47:06.5Z");
+  a.ends_at = at("2026-12-02T10:50:00Z");
+  a.generator_url = "u";
+  a.labels = core::Labels{{"alertname", "A"}};
+  notifier::Alert b = a;
+  b.starts_at = at("2026-12-02T10:47:07Z");
+  b.ends_at = at("2026-12-02T10:51:00.25Z");
+  const std::string ja =
+      R"({"startsAt":"2026-12-02T10:47:06.5Z","generatorURL":"u","endsAt":"2026-12-02T10:50:00Z","labels": {"alertname":"A"},"annotations": {}})";
+  const std::string jb =
+      R"({"startsAt":"2026-12-02T10:47:07Z","generatorURL":"u","endsAt":"2026-12-02T10:51:00.25Z","labels": {"alertname":"A"},"annotations": {}})";
+  CHECK(encode({a, b, a, a}) == "[" + ja + "," + jb + "," + ja + "," + ja + "]");
+  CHECK(encode({b, a, b}) == "[" + jb + "," + ja + "," + jb + "]");
+}
+
 TEST_CASE("payload: JSON string escaping", "[notifier][payload]") {
   struct Case {
     std::string in;
