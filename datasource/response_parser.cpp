@@ -332,6 +332,81 @@ using Reader = rapidjson::GenericReader<rapidjson::UTF8<>, rapidjson::UTF8<>, ra
 constexpr unsigned kUnitFlags = rapidjson::kParseStopWhenDoneFlag | rapidjson::kParseNumbersAsStringsFlag;
 constexpr unsigned kElementFlags = kUnitFlags | rapidjson::kParseInsituFlag;
 
+// The stream over an element's buffer: RapidJSON's in-situ stream, with its own string and
+// whitespace scans (specialized below). parse_element puts 17 NULs after the element, so a
+// 16-byte load from any byte up to the first NUL stays inside the buffer, and a string is
+// scanned 16 bytes at a time from its first byte. RapidJSON's scan, written for any buffer,
+// goes byte by byte up to a 16-byte boundary first: for label names and values, most of them
+// shorter than 16 bytes, that is the whole string.
+struct ElementStream : rapidjson::InsituStringStream {
+  using rapidjson::InsituStringStream::InsituStringStream;
+};
+
+}  // namespace
+}  // namespace datasource
+
+namespace rapidjson {
+
+// Copied by value inside the reader's functions, as InsituStringStream is.
+template <>
+struct StreamTraits<datasource::ElementStream> {
+  enum { copyOptimization = 1 };
+};
+
+// Result elements are usually compact: one compare when no whitespace follows (every JSON
+// whitespace byte is <= ' ').
+template <>
+[[gnu::always_inline]] inline void SkipWhitespace(datasource::ElementStream& is) {
+  const char c = *is.src_;
+  if (static_cast<unsigned char>(c) > ' ' || (c != ' ' && c != '\n' && c != '\r' && c != '\t'))
+    return;
+#if defined(RAPIDJSON_SSE2)
+  is.src_ = const_cast<char*>(SkipWhitespace_SIMD(is.src_));
+#else
+  do ++is.src_;
+  while (*is.src_ == ' ' || *is.src_ == '\n' || *is.src_ == '\r' || *is.src_ == '\t');
+#endif
+}
+
+#if defined(RAPIDJSON_SSE2)
+// Skips (nothing unescaped yet: src == dst) or moves back (after an escape) the bytes before
+// the first '"', '\\' or control byte (< 0x20), 16 at a time; the reader handles that byte.
+// The '\0' after the element stops it at the latest.
+template <>
+template <>
+inline void GenericReader<UTF8<>, UTF8<>, CrtAllocator>::ScanCopyUnescapedString(
+    datasource::ElementStream& is, datasource::ElementStream&) {
+  const __m128i quote = _mm_set1_epi8('"');
+  const __m128i backslash = _mm_set1_epi8('\\');
+  const __m128i control = _mm_set1_epi8(0x1F);
+  char* p = is.src_;
+  char* q = is.dst_;
+  for (;;) {
+    const __m128i s = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const __m128i stop =
+        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(s, quote), _mm_cmpeq_epi8(s, backslash)),
+                     _mm_cmpeq_epi8(_mm_max_epu8(s, control), control));
+    const auto mask = static_cast<unsigned>(_mm_movemask_epi8(stop));
+    if (mask != 0) {
+      const int k = std::countr_zero(mask);
+      if (p != q) std::memmove(q, p, static_cast<size_t>(k));
+      is.src_ = p + k;
+      is.dst_ = q + k;
+      return;
+    }
+    // q is behind p: the 16 bytes stored end before the next ones are loaded.
+    if (p != q) _mm_storeu_si128(reinterpret_cast<__m128i*>(q), s);
+    p += 16;
+    q += 16;
+  }
+}
+#endif
+
+}  // namespace rapidjson
+
+namespace datasource {
+namespace {
+
 // A read-only stream over [begin, end) that remembers whether the reader looked past the end:
 // then the unit is unfinished (`more`), whatever RapidJSON concluded from the '\0' it was given.
 struct BoundedStream {
@@ -949,7 +1024,7 @@ struct InstantParser::Impl {
     char* base = element.data();
     arena.clear();
     stack_arena.clear();
-    rapidjson::InsituStringStream in(base);
+    ElementStream in(base);
     ElementRouter router(doc, in, base, label_key_offsets);
     bool parsed = false;
     auto build = [&](ElemDoc&) {

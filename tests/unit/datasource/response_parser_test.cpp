@@ -314,6 +314,43 @@ TEST_CASE("quotes, backslashes and brackets in strings at every offset of the 64
   }
 }
 
+TEST_CASE("strings are scanned 16 bytes at a time: escapes and control bytes at every offset",
+          "[datasource][parser]") {
+  // Element strings are scanned from their first byte in 16-byte loads (ElementStream): a
+  // value of every length up to 40 with an escape, or a raw control byte, at every position,
+  // starting at every offset from a 16-byte boundary (the pad label's length shifts it).
+  // RapidJSON 1.1's own scan let raw 0x1A-0x1F through past its first 16-byte boundary.
+  for (size_t len = 0; len <= 40; ++len) {
+    for (size_t at = 0; at <= len; ++at) {
+      const std::string pad(len % 16, 'p');
+      const std::string head = "[{\"metric\":{\"pad\":\"" + pad + "\",\"v\":\"";
+      const std::string before(at, 'a');
+      const std::string after(len - at, 'b');
+      const std::string tail = "\"},\"value\":[1,\"1\"]}]";
+      const std::string escaped = envelope(head + before + R"(\"x\\)" + after + tail);
+      INFO(escaped);
+      // Whole, and split inside the value (parsed from the buffered element).
+      for (const Outcome& o : {run_whole(escaped), run_chunks(escaped, {head.size() + 30})}) {
+        REQUIRE(o.ok);
+        CHECK_THAT(o.text,
+                   Catch::Contains("pad=" + pad + ",v=" + before + "\"x\\" + after + ", |"));
+      }
+      for (const char c : {'\x01', '\x09', '\x19', '\x1a', '\x1f'}) {
+        const std::string body = envelope(head + before + c + after + tail);
+        const Outcome o = run_whole(body);
+        CHECK_FALSE(o.ok);
+        CHECK_THAT(o.text, Catch::Contains("byte " + std::to_string(body.find(c)) +
+                                           ": unescaped control character"));
+      }
+      // 0x20 and bytes >= 0x80 are not control bytes.
+      const std::string value = before + " \xc3\xa9" + after;
+      const Outcome plain = run_whole(envelope(head + value + tail));
+      REQUIRE(plain.ok);
+      CHECK_THAT(plain.text, Catch::Contains(",v=" + value + ", |"));
+    }
+  }
+}
+
 TEST_CASE("status error returns errorType and error", "[datasource][parser]") {
   const auto e1 = parse_err(R"({"status":"error","errorType":"bad_data","error":"invalid parameter \"query\": 1:1: parse error"})");
   CHECK_THAT(e1, Catch::Contains("bad_data") && Catch::Contains("invalid parameter \"query\": 1:1: parse error"));
