@@ -23,7 +23,7 @@ struct GroupScheduler::Slot {
   // The rule's request as curl (EvalInfo::curl), made once per querier: slots are rebuilt with
   // a new one.
   std::shared_ptr<const rules::CurlMaker> curl;
-  std::string where;  // where(i), made at its first use
+  std::string where;  // where(i): `group "G": rule "R"`, for log lines and notification errors
 };
 
 struct GroupScheduler::PendingUpdate {
@@ -62,21 +62,19 @@ GroupScheduler::~GroupScheduler() = default;
 uint64_t GroupScheduler::id() const { return group_->id(); }
 const config::GroupSpec& GroupScheduler::spec() const { return group_->spec(); }
 
-const std::string& GroupScheduler::where(size_t i) const {
-  // Made once per rule (slots are rebuilt when the group is updated): every notification
-  // carries it for its error messages.
-  std::string& w = slots_[i]->where;
-  if (w.empty()) {
+const std::string& GroupScheduler::where(size_t i) const { return slots_[i]->where; }
+
+// Slots are made when the group is (and rebuilt when it is updated): a rule's `where` text is
+// made once, not per round (every notification carries it for its error messages).
+void GroupScheduler::reset_slots() {
+  slots_.resize(group_->size());
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    if (slots_[i]) continue;
+    slots_[i] = std::make_unique<Slot>();
+    std::string& w = slots_[i]->where;
     w.append("group \"").append(group_->spec().name).append("\": rule \"");
     w.append(group_->rule(i).name()).append("\"");
   }
-  return w;
-}
-
-void GroupScheduler::reset_slots() {
-  slots_.resize(group_->size());
-  for (auto& s : slots_)
-    if (!s) s = std::make_unique<Slot>();
 }
 
 // ---- scheduling --------------------------------------------------------------------------------
