@@ -67,9 +67,9 @@ const std::string& GroupScheduler::where(size_t i) const { return slots_[i]->whe
 // Slots are made when the group is (and rebuilt when it is updated): a rule's `where` text is
 // made once, not per round (every notification carries it for its error messages).
 void GroupScheduler::reset_slots() {
+  slots_.clear();
   slots_.resize(group_->size());
   for (size_t i = 0; i < slots_.size(); ++i) {
-    if (slots_[i]) continue;
     slots_[i] = std::make_unique<Slot>();
     std::string& w = slots_[i]->where;
     w.append("group \"").append(group_->spec().name).append("\": rule \"");
@@ -344,7 +344,6 @@ void GroupScheduler::apply_pending_update() {
   auto closed = group_->update_from(std::move(*p->group), now);
   if (p->querier) querier_ = std::move(p->querier);
   if (p->worker || !group_->uses_query()) worker_ = std::move(p->worker);
-  slots_.clear();
   reset_slots();
   if (!closed.series.empty()) deps_.series.write(closed.series);
   if (!closed.alerts.empty()) {
