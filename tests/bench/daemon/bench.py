@@ -242,6 +242,8 @@ def main():
                     help="also -remoteWrite.url (ALERTS and ALERTS_FOR_STATE for every alert), "
                          "received and counted by the fake Alertmanager")
     args = ap.parse_args()
+    # SIGTERM unwinds like Ctrl-C: the `finally` blocks stop every daemon and fake.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     sizes = {
         "1k": ("1k", 10, 10, 10, args.interval_1k),
         "10k": ("10k", 10, 100, 10, args.interval_10k),

@@ -76,6 +76,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("bins", nargs="+", metavar="ALERTD")
     args = ap.parse_args()
+    # SIGTERM unwinds like Ctrl-C: the `finally` blocks stop every daemon and fake.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if len(args.bins) < 2:
         ap.error("give at least two builds (the first is the baseline)")
     groups, rules, k, interval = SIZES[args.size]
