@@ -18,6 +18,12 @@ from gen_rules import generate  # noqa: E402
 TICK = os.sysconf("SC_CLK_TCK")
 
 
+def stop_on_sigterm():
+    """SIGTERM (kill, a timeout) unwinds like Ctrl-C, so the caller's `finally` blocks stop
+    every daemon and fake it started."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+
+
 def free_port():
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -242,8 +248,7 @@ def main():
                     help="also -remoteWrite.url (ALERTS and ALERTS_FOR_STATE for every alert), "
                          "received and counted by the fake Alertmanager")
     args = ap.parse_args()
-    # SIGTERM unwinds like Ctrl-C: the `finally` blocks stop every daemon and fake.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    stop_on_sigterm()
     sizes = {
         "1k": ("1k", 10, 10, 10, args.interval_1k),
         "10k": ("10k", 10, 100, 10, args.interval_10k),

@@ -22,7 +22,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
 sys.path.insert(0, HERE)
-from bench import am_count, free_port, iterations, rw_count, status_kb  # noqa: E402
+from bench import (am_count, free_port, iterations, rw_count, status_kb,  # noqa: E402
+                   stop_on_sigterm)
 
 
 def body(n):
@@ -43,6 +44,7 @@ def main():
     ap.add_argument("--flag", action="append", default=[],
                     help="one more alertd flag, e.g. --flag=-notifier.maxQueueSize=1000000")
     args = ap.parse_args()
+    stop_on_sigterm()
 
     payload = body(args.series)
     print("answer: %d series, %.1f MB" % (args.series, len(payload) / 1e6), flush=True)

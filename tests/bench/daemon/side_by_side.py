@@ -23,7 +23,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from bench import (alertd_cmd, free_port, iterations, start_fake, status_kb,  # noqa: E402
-                   wait_for, window_cpu)
+                   stop_on_sigterm, wait_for, window_cpu)
 from gen_rules import generate  # noqa: E402
 
 # groups, rules per group, series per rule, interval (run.sh's sizes, 10k at 5 s so a window
@@ -76,8 +76,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("bins", nargs="+", metavar="ALERTD")
     args = ap.parse_args()
-    # SIGTERM unwinds like Ctrl-C: the `finally` blocks stop every daemon and fake.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    stop_on_sigterm()
     if len(args.bins) < 2:
         ap.error("give at least two builds (the first is the baseline)")
     groups, rules, k, interval = SIZES[args.size]
