@@ -32,6 +32,7 @@ of its median): RSS also moves with the allocator's free chunks, the heap in use
 alertd holds.
 """
 import argparse
+import atexit
 import http.client
 import http.server
 import json
@@ -398,6 +399,22 @@ def main():
     def am_stop():
         subprocess.call([PEERS, "stop", os.path.join(am_dir, "alertmanager.pid")])
 
+    alertd = None
+
+    def stop_all():
+        """Stops alertd and Alertmanager: at the normal end, and through atexit when the run
+        ends early (Ctrl-C, SIGTERM, an exception); a second call does nothing."""
+        if alertd is not None and alertd.proc is not None and alertd.proc.poll() is None:
+            alertd.proc.kill()
+            alertd.proc.wait()
+        try:
+            os.kill(am_pid(), signal.SIGCONT)  # a `hang` fault may have stopped it
+        except OSError:
+            pass
+        am_stop()
+
+    atexit.register(stop_all)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     am_start()
     rules = os.path.join(tmp, "rules.yml")
     write_rules(rules, a.alerts)
@@ -675,13 +692,7 @@ def main():
         for t, kb, pid in heap:
             f.write("%.1f\t%d\t%d\n" % (t, kb, pid))
 
-    alertd.proc.kill()
-    alertd.proc.wait()
-    try:
-        os.kill(am_pid(), signal.SIGCONT)
-    except OSError:
-        pass
-    am_stop()
+    stop_all()
     ds.shutdown()
     proxy.shutdown()
     if a.keep or failures:
