@@ -402,8 +402,9 @@ def main():
     alertd = None
 
     def stop_all():
-        """Stops alertd and Alertmanager: at the normal end, and through atexit when the run
-        ends early (Ctrl-C, SIGTERM, an exception); a second call does nothing."""
+        """Stops alertd and Alertmanager: at the normal end, or through atexit when the run
+        ends early (Ctrl-C, SIGTERM, an exception); once either way."""
+        atexit.unregister(stop_all)
         if alertd is not None and alertd.proc is not None and alertd.proc.poll() is None:
             alertd.proc.kill()
             alertd.proc.wait()
